@@ -36,15 +36,16 @@ static int new_chunk(tpb_arena_t *a, size_t need)
     if (total < sizeof(tpb_arena_chunk_t) + need)
         total = sizeof(tpb_arena_chunk_t) + need;
     total = tpb_array_room(total);   /* a mapping's whole 2 MiB pages */
-    tpb_arena_chunk_t *c = tpb_array_grow(NULL, 0, total);
-    if (!c)
+    tpb_arena_chunk_t *c = tpb_spare_take(a->spare, total);
+    bool stale = c != NULL;
+    if (!c && !(c = tpb_array_grow(NULL, 0, total)))
         return -1;
     size_t size = total - sizeof *c;
     c->prev = a->head;
     c->size = size;
     a->head = c;
     a->used = 0;
-    a->head_zero = tpb_array_fresh_zero(total);   /* records only: the header is written */
+    a->head_zero = !stale && tpb_array_fresh_zero(total);   /* records only: the header is written */
     return 0;
 }
 
@@ -119,7 +120,7 @@ void tpb_arena_free(tpb_arena_t *a)
 {
     for (tpb_arena_chunk_t *c = a->head, *prev; c; c = prev) {
         prev = c->prev;
-        tpb_array_free(c, chunk_bytes(c));
+        tpb_spare_put(a->spare, c, chunk_bytes(c));
     }
     a->head = NULL;
     a->used = 0;

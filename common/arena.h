@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "spare.h"
+
 typedef struct tpb_arena_chunk tpb_arena_chunk_t;
 
 typedef struct {
@@ -19,6 +21,9 @@ typedef struct {
     /* head's bytes past `used` are zero (a fresh mapping): a record is
      * handed out without clearing it */
     bool head_zero;
+    /* NULL, or the job's spare mappings (spare.h): a large chunk is taken
+     * from them, and tpb_arena_free gives the chunks back to them */
+    tpb_spare_t *spare;
 } tpb_arena_t;
 
 /* n bytes aligned to `align` (a power of two, at most alignof(max_align_t)),

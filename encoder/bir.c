@@ -56,6 +56,15 @@ int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err)
     return 0;
 }
 
+void bir_module_use_spare(bir_module_t *m, tpb_spare_t *s)
+{
+    m->spare = s;
+    m->arena.spare = s;
+    for (int f = 0; f < m->nfuncs && m->funcs; f++)
+        for (int b = 0; b < m->funcs[f].nblocks; b++)
+            m->funcs[f].blocks[b].spare = s;
+}
+
 void bir_module_free(bir_module_t *m)
 {
     for (int f = 0; f < m->nfuncs && m->funcs; f++) {
@@ -79,7 +88,8 @@ static int grow(bir_block_t *b, tpb_err_t *err)
         return 0;
     int nc = b->cap ? b->cap * 2 : 256;
     /* 10^5+ instructions: grown without copying, in 2 MiB pages */
-    bir_inst_t *p = tpb_array_grow(b->insts, (size_t)b->cap * sizeof *p, (size_t)nc * sizeof *p);
+    bir_inst_t *p = tpb_spare_grow(b->spare, b->insts, (size_t)b->cap * sizeof *p,
+                                   (size_t)nc * sizeof *p);
     if (!p)
         return tpb_errf(err, "out of memory growing block %s", b->name);
     b->insts = p;
@@ -95,7 +105,7 @@ int bir_block_reserve(bir_block_t *b, int n, tpb_err_t *err)
     size_t nc = tpb_array_room((size_t)n * sizeof *b->insts) / sizeof *b->insts;
     if (nc > INT_MAX / 2)
         nc = (size_t)n;   /* grow's doubling stays in int */
-    bir_inst_t *p = tpb_array_grow(b->insts, (size_t)b->cap * sizeof *p, nc * sizeof *p);
+    bir_inst_t *p = tpb_spare_grow(b->spare, b->insts, (size_t)b->cap * sizeof *p, nc * sizeof *p);
     if (!p)
         return tpb_errf(err, "out of memory growing block %s", b->name);
     b->insts = p;

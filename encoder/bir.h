@@ -281,6 +281,8 @@ typedef struct {
     char name[32];
     bir_inst_t *insts;
     int ninsts, cap;
+    tpb_spare_t *spare;      /* NULL, or where the array's first mapping comes from
+                                (bir_module_use_spare) */
 } bir_block_t;
 
 typedef struct {
@@ -336,6 +338,7 @@ typedef struct {
     bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
     int nloops;
     int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
+    tpb_spare_t *spare;      /* bir_module_use_spare: NULL, or the job's spare mappings */
     tpb_arena_t arena;       /* the instructions' names (exact-length copies), ISA bodies
                                 and rare parts; live as long as the module */
     isa_body_t oom_body;     /* where an instruction's body writes go when its arena
@@ -346,6 +349,10 @@ typedef struct {
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
+/* Let the module's large blocks (its arena's chunks, its blocks'
+ * instruction arrays, the synchronise pass's pool, the emitter's cache) be
+ * taken from the job's spare mappings s (spare.h); NULL: mapped fresh. */
+void bir_module_use_spare(bir_module_t *m, tpb_spare_t *s);
 void bir_module_free(bir_module_t *m);
 /* The main function's single block (created by init). */
 static inline bir_block_t *bir_main_block(bir_module_t *m) { return &m->funcs[0].blocks[0]; }

@@ -124,7 +124,8 @@ static unsigned long long peak_rss_kib(void)
     return kib;
 }
 
-static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserved)
+static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserved,
+                        size_t spare_reused)
 {
     printf("engine       bundles\n");
     for (int i = 0; i < 5; i++) {
@@ -156,6 +157,8 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
                st->roll_note[0] ? " (first: " : "", st->roll_note, st->roll_note[0] ? ")" : "");
     if (heap_reserved)
         printf("heap reserve %zu KiB in huge pages\n", TPB_HEAP_RESERVE >> 10);
+    if (spare_reused)
+        printf("freed mappings reused %zu KiB\n", spare_reused >> 10);
     unsigned long long kib = peak_rss_kib();
     if (kib)
         printf("peak memory %llu KiB\n", kib);
@@ -328,9 +331,13 @@ int tpb_cmd_compile(int argc, char **argv)
     uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
     /* formatted for a message only: printf's %f path costs a compile ~3 page faults */
     char lim_s[32], est_s[32];
+    /* one compile, one thread: what a phase frees, the next one reuses */
+    tpb_spare_t spare;
+    memset(&spare, 0, sizeof spare);
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
     fo.target_override = target;
+    fo.spare = &spare;
     fo.max_ops = (int64_t)(limit / per_op) < ENC_DEFAULT_MAX_OPS ? (int64_t)(limit / per_op) : 0;
     if (fo.max_ops == 0 && limit / per_op < 1)
         fo.max_ops = 1;
@@ -342,6 +349,7 @@ int tpb_cmd_compile(int argc, char **argv)
                             "(estimated %llu bytes per op); give a larger --max-memory\n",
                     (long long)fo.max_ops, lim_s, (unsigned long long)per_op);
         tir_kernel_free(&k);
+        tpb_spare_release(&spare);
         return 1;
     }
     uint64_t est = (uint64_t)k.nops * per_op * (uint64_t)(k.num_programs > 1 ? k.num_programs : 1);
@@ -353,17 +361,19 @@ int tpb_cmd_compile(int argc, char **argv)
                 (unsigned long long)k.nops * (unsigned long long)(k.num_programs > 1 ? k.num_programs : 1),
                 (unsigned long long)per_op, lim_s);
         tir_kernel_free(&k);
+        tpb_spare_release(&spare);
         return 1;
     }
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
                        .dma_desc_reuse = desc_reuse, .fsync = durable,
-                       .sbuf_limit = sbuf_limit};
+                       .sbuf_limit = sbuf_limit, .spare = &spare};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */
     int rc = k.num_programs > 1 || link ? enc_compile_mc(in, &o, &st, &err) : enc_compile_release(&k, &o, &st, &err);
     tir_kernel_free(&k);
+    tpb_spare_release(&spare);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);
         return 1;
@@ -384,7 +394,7 @@ int tpb_cmd_compile(int argc, char **argv)
         printf("%s: every bundle built and validated (nothing written)\n", in);
     }
     if (stats)
-        print_stats(&st, mode != ENC_COLLECT_OPCODES, heap_reserved);
+        print_stats(&st, mode != ENC_COLLECT_OPCODES, heap_reserved, spare.reused);
     return 0;
 #else
     (void)dump;

@@ -305,6 +305,7 @@ typedef struct {
     tir_kernel_t *caller;   /* the caller's kernel when work borrows its array, else NULL */
     tir_kernel_t *pools;    /* the caller's kernel: its op pools hold every op's records */
     size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
+    tpb_spare_t *spare;     /* NULL, or where the array and the pools go (enc_options_t) */
     /* the sidecars' op table built op by op as the lowering reads each op
      * (NULL: not built), its out of memory reported into err */
     art_ops_builder_t *art;
@@ -328,24 +329,25 @@ static int ops_release_step(void *arg, int i)
     return 0;
 }
 
-/* Free k's op array; k->nops stays, so a late reader fails loudly. */
-static void ops_drop(tir_kernel_t *k)
+/* Free k's op array (into spare when not NULL); k->nops stays, so a late
+ * reader fails loudly. */
+static void ops_drop(tir_kernel_t *k, tpb_spare_t *spare)
 {
-    tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
+    tpb_spare_put(spare, k->ops, (size_t)k->cap_ops * sizeof *k->ops);
     k->ops = NULL;
     k->cap_ops = 0;
 }
 
 static void ops_release_end(ops_release_t *r)
 {
-    ops_drop(r->work);
+    ops_drop(r->work, r->spare);
     if (r->caller) {   /* the same array */
         r->caller->ops = NULL;
         r->caller->cap_ops = 0;
     }
     /* the operands and rare fields: read through the ops only (the
      * backend IR copies what it needs; the identity load's are work's) */
-    tir_op_pools_free(r->pools);
+    tir_op_pools_free(r->pools, r->spare);
 }
 
 /* enc_core_prelink; rel non-NULL: the ops are released during the
@@ -358,6 +360,7 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
+    bir_module_use_spare(&cc->m, opts ? opts->spare : NULL);
     /* the fields before the memos only: a compound literal would clear
      * all 37 KiB (faulting in stack pages) where lw_tap_memo_clear empties
      * the memos by their masks */
@@ -602,8 +605,9 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         return -1;
     }
     if (rel && w.owned)
-        ops_drop(rel);   /* copied into w.k */
-    ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
+        ops_drop(rel, o.spare);   /* copied into w.k */
+    ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel,
+                             .spare = o.spare};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     spilled_t sp;
     memset(&sp, 0, sizeof sp);
@@ -676,8 +680,8 @@ int enc_compile_release(tir_kernel_t *k, const enc_options_t *opts, enc_stats_t 
                         tpb_err_t *err)
 {
     int rc = compile_staged(k, k, opts, NULL, stats, err);
-    ops_drop(k);   /* what the compile did not release (an error before the lowering) */
-    tir_op_pools_free(k);
+    ops_drop(k, NULL);   /* what the compile did not release (an error before the lowering) */
+    tir_op_pools_free(k, NULL);
     k->nops = 0;
     return rc;
 }

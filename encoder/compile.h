@@ -14,6 +14,7 @@
 
 #include "diag.h"
 #include "isa.h"
+#include "spare.h"
 #include "target.h"
 #include "tir.h"
 
@@ -64,6 +65,8 @@ typedef struct {
     uint64_t sbuf_limit;       /* --sbuf-limit: SBUF bytes per partition the allocator
                                   may use, 0 = the target's (tests: force spilling,
                                   docs/compiler.md "SBUF spilling") */
+    tpb_spare_t *spare;        /* NULL, or the job's spare mappings (common/spare.h):
+                                  the lowering's freed blocks kept for the backend's */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

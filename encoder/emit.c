@@ -134,8 +134,9 @@ static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
          * walk */
         int nc = !g->capcache ? GEN_CACHE_SMALL : (int)GEN_CACHE_SLOTS;
         struct gen_cache_entry *p =
-            nc > g->capcache ? tpb_array_grow(g->cache, cache_bytes(g->capcache), cache_bytes(nc))
-                             : NULL;
+            nc > g->capcache
+                ? tpb_spare_grow(g->m->spare, g->cache, cache_bytes(g->capcache), cache_bytes(nc))
+                : NULL;
         if (!p)
             return NULL;
         g->cache = p;
@@ -514,7 +515,9 @@ int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
      * share huge pages (apart, most would be malloc'ed, page by page);
      * the opcode columns (a byte per bundle) follow them */
     size_t need = total * (sizeof(gen_debug_t) + 1), bytes = spare_bytes(bundles, need);
-    gen_debug_t *p = tpb_array_grow(NULL, 0, bytes);
+    gen_debug_t *p = tpb_spare_take(g->m->spare, bytes);   /* every byte written before read */
+    if (!p)
+        p = tpb_array_grow(NULL, 0, bytes);
     if (!p)
         return tpb_errf(err, "out of memory in the generator");
     g->dbg_block = p;

@@ -32,6 +32,8 @@ typedef struct {
     const char *target_override;  /* NULL: the kernel's "target", else trn2 */
     int program_id;               /* 0 .. num_programs-1 */
     int64_t max_ops;              /* 0: ENC_DEFAULT_MAX_OPS */
+    tpb_spare_t *spare;           /* NULL, or the job's spare mappings (common/spare.h):
+                                     the JSON tree's freed chunks kept for the compile */
 } enc_front_opts_t;
 
 /* Parse a kernel file.  `out` is initialised here (tir_kernel_init) and must

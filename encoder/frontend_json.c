@@ -621,7 +621,7 @@ static int parse_json_in(tpb_arena_t *tree, const char *text, size_t len, const 
     j->b.max_ops = j->max_ops;
     j->cur_loop = -1;
     enc_env_init(&j->env);
-    enc_front_opts_t dflt = {NULL, 0, 0};
+    enc_front_opts_t dflt = {NULL, 0, 0, NULL};
     int rc;
     /* the kernel file's tree: every node, key and string in one arena,
      * read-only once parsed and freed whole (jsonarena.h) */
@@ -663,7 +663,7 @@ int enc_parse_kernel_json(const char *text, size_t len, const char *source_name,
                           const char *base_dir, const char *target_override, int program_id,
                           tir_kernel_t *out, tpb_err_t *err)
 {
-    enc_front_opts_t o = {target_override, program_id, 0};
+    enc_front_opts_t o = {target_override, program_id, 0, NULL};
     return enc_parse_kernel_json_opts(text, len, source_name, base_dir, &o, out, err);
 }
 
@@ -672,6 +672,7 @@ int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, t
 {
     /* the text at the start of the tree's arena: they share huge pages */
     tpb_arena_t tree = {0};
+    tree.spare = opts ? opts->spare : NULL;
     enc_text_t text;
     if (enc_read_kernel_text(path, &tree, &text, err)) {
         tpb_arena_free(&tree);   /* (empty: a failed read leaves nothing) */
@@ -693,6 +694,6 @@ int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, t
 int enc_parse_kernel_file(const char *path, const char *target_override, int program_id,
                           tir_kernel_t *out, tpb_err_t *err)
 {
-    enc_front_opts_t o = {target_override, program_id, 0};
+    enc_front_opts_t o = {target_override, program_id, 0, NULL};
     return enc_parse_kernel_file_opts(path, &o, out, err);
 }

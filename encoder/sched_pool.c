@@ -7,19 +7,22 @@
 
 #define POOL_ALIGN 64u
 
-void sched_pool_init(sched_pool_t *p, size_t bytes)
+void sched_pool_init(sched_pool_t *p, size_t bytes, tpb_spare_t *spare)
 {
     memset(p, 0, sizeof *p);
     if (bytes < TPB_ARRAY_MAP_MIN || !tpb_array_fresh_zero(bytes))
         return;
-    p->base = tpb_array_zalloc(bytes);
+    p->spare = spare;
+    p->base = tpb_spare_take_zero(spare, bytes);
+    if (!p->base)
+        p->base = tpb_array_zalloc(bytes);
     p->bytes = p->base ? bytes : 0;
 }
 
 void sched_pool_free(sched_pool_t *p)
 {
     if (p->base)
-        tpb_array_free(p->base, p->bytes);
+        tpb_spare_put(p->spare, p->base, p->bytes);
     memset(p, 0, sizeof *p);
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "hugepage.h"
+#include "spare.h"
 
 /* Blocks of the pass from SCHED_MAP_FROM bytes on come from the pool;
  * the rest, and those the pool has no room for, from tpb_array_grow (in
@@ -30,11 +31,14 @@ typedef struct {
     char *base;      /* NULL: no pool (every take fails) */
     size_t bytes;    /* its size (a fresh mapping: zero until written) */
     size_t used;
+    tpb_spare_t *spare;   /* where base came from and goes back to; NULL: none */
 } sched_pool_t;
 
 /* A pool of `bytes` (0, or below TPB_ARRAY_MAP_MIN: none, as a small one
- * would not be a fresh, zero-filled mapping); out of memory leaves none. */
-void sched_pool_init(sched_pool_t *p, size_t bytes);
+ * would not be a fresh, zero-filled mapping); out of memory leaves none.
+ * spare: NULL, or the job's spare mappings, taken from (cleared) and given
+ * back to at sched_pool_free. */
+void sched_pool_init(sched_pool_t *p, size_t bytes, tpb_spare_t *spare);
 void sched_pool_free(sched_pool_t *p);
 /* A block of `bytes` (at least SCHED_MAP_FROM, else NULL: small blocks
  * stay in malloc), 64-byte aligned, zero-filled; NULL when p is NULL or

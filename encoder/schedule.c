@@ -248,13 +248,14 @@ static unsigned producing_engines(const sync_walk_t *w, const bir_module_t *m)
  * a clock log per engine with producers (every change of a clock
  * raises a semaphore towards its final count: at most np changes each),
  * the index for about two lists per producer (pix_reserve). */
-static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, size_t lists)
+static void walk_pool(sync_walk_t *w, const bir_module_t *m, size_t prods, unsigned engines, size_t np,
+                      size_t lists)
 {
     size_t logs = 0;
     for (; engines; engines &= engines - 1)
         logs += sclk_pool_bytes(np < UINT32_MAX ? (uint32_t)np : UINT32_MAX, w->nsems);
     size_t nops = (size_t)w->pending.first * sizeof *w->pending.v + 64;
-    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(lists));
+    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(lists), m->spare);
     w->pending.pool = &w->pool;
     w->clk.pool = &w->pool;
     w->index.pool = &w->pool;
@@ -286,7 +287,7 @@ static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
     size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
     w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
-    walk_pool(w, want, producing_engines(w, m), np, naccs);
+    walk_pool(w, m, want, producing_engines(w, m), np, naccs);
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
     if (!w->prods) {

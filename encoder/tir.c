@@ -451,13 +451,14 @@ struct tir_ap_chain {
  * (a fresh tile per iteration), the arena's large chunks and the set come
  * from tpb_array_grow, so they are 2 MiB-page mappings (one page fault per
  * 2 MiB, common/hugepage.h). */
-static void pool_free(tir_pool_t *p)
+static void pool_free(tir_pool_t *p, tpb_spare_t *spare)
 {
+    p->recs.spare = p->links.spare = spare;
     tpb_arena_free(&p->recs);
     tpb_arena_free(&p->links);
-    tir_array_free(p->by_tensor, p->cap_tensors, sizeof *p->by_tensor);
-    tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
-    tpb_array_free(p->hs, (size_t)p->cap * sizeof *p->hs);
+    tpb_spare_put(spare, p->by_tensor, (size_t)p->cap_tensors * sizeof *p->by_tensor);
+    tpb_spare_put(spare, p->set, (size_t)p->cap * sizeof *p->set);
+    tpb_spare_put(spare, p->hs, (size_t)p->cap * sizeof *p->hs);
     memset(p, 0, sizeof *p);
 }
 
@@ -470,16 +471,16 @@ void tir_pools_detach(tir_kernel_t *k)
     k->nstrs = k->cap_strs = 0;
 }
 
-void tir_op_pools_free(tir_kernel_t *k)
+void tir_op_pools_free(tir_kernel_t *k, tpb_spare_t *spare)
 {
-    pool_free(&k->aps);
-    pool_free(&k->rares);
+    pool_free(&k->aps, spare);
+    pool_free(&k->rares, spare);
 }
 
 void tir_pools_free(tir_kernel_t *k)
 {
-    pool_free(&k->aps);
-    pool_free(&k->rares);
+    pool_free(&k->aps, NULL);
+    pool_free(&k->rares, NULL);
     tpb_arena_free(&k->names);   /* also the interned strings */
     tpb_array_free(k->strs, (size_t)k->cap_strs * sizeof *k->strs);
     k->strs = NULL;

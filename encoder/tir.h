@@ -659,8 +659,10 @@ void tir_pools_detach(tir_kernel_t *k);
 void tir_pools_free(tir_kernel_t *k);
 /* Free only the operand and rare-field pools (records and hash sets), for
  * a kernel whose ops are gone (enc_compile_release): the names, strings
- * and tensors stay; interning afterwards starts empty pools. */
-void tir_op_pools_free(tir_kernel_t *k);
+ * and tensors stay; interning afterwards starts empty pools.  spare: NULL,
+ * or the job's spare mappings (spare.h), which keep the pools' large
+ * blocks for the passes after. */
+void tir_op_pools_free(tir_kernel_t *k, tpb_spare_t *spare);
 /* Re-intern op's operands and rare fields into k (op came from another
  * kernel, whose pools may be freed first); -1 on out-of-memory. */
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op);

@@ -100,7 +100,7 @@ TPB_EXPORT int tpb_v1_check_json(tpb_ctx_t *c, const char *text, size_t len,
 {
     if (!c || begin(c, text != NULL, "no kernel text given", target))
         return -1;
-    enc_front_opts_t o = {target, 0, 0};
+    enc_front_opts_t o = {target, 0, 0, NULL};
     tir_kernel_t k;
     int rc = enc_parse_kernel_json_opts(text, len, source_name ? source_name : "kernel",
                                         base_dir, &o, &k, &c->err);
@@ -160,7 +160,7 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
                     target))
         return -1;
     const char *src = source_name ? source_name : "kernel";
-    enc_front_opts_t fo = {target, 0, 0};
+    enc_front_opts_t fo = {target, 0, 0, NULL};
     tir_kernel_t k;
     if (enc_parse_kernel_json_opts(text, len, src, base_dir, &fo, &k, &c->err)) {
         tir_kernel_free(&k);

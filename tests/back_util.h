@@ -157,7 +157,7 @@ static inline int bu_lower(bu_run_t *r, const tir_kernel_t *k, const tpb_target_
 static inline int bu_compile(const tir_kernel_t *k, const char *dir, int mode, enc_staging_t *sv,
                              enc_stats_t *st)
 {
-    enc_options_t o = {dir, "trn2", mode, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", mode, false, 0, false, false, false, false, 0, NULL};
     tpb_err_t err;
     int rc = enc_compile_staged(k, &o, sv, st, &err);
     if (rc)

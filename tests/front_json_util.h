@@ -60,7 +60,7 @@ static inline int parse_opts(const char *json, const enc_front_opts_t *o, tir_ke
 static inline int parse_body(const char *body, tir_kernel_t *k, tpb_err_t *e)
 {
     char *j = kernel(body);
-    enc_front_opts_t o = {NULL, 0, 0};
+    enc_front_opts_t o = {NULL, 0, 0, NULL};
     int rc = parse_opts(j, &o, k, e);
     free(j);
     return rc;

@@ -742,7 +742,7 @@ static void test_compile_leaves_kernel_untouched(void **state)
     tir_kernel_t head = k;
     char dir[4096];
     tmpdir(dir, sizeof dir, "untouched");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     int rc = enc_compile(&k, &o, &st, &err);

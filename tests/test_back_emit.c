@@ -79,7 +79,7 @@ static void test_artifact_dir_decodes(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "art");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     int rc = enc_compile(&k, &o, &st, &err);
@@ -179,7 +179,7 @@ static void test_modes_agree(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "modes");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -338,7 +338,7 @@ static void test_collect_counts_the_run(void **state)
     tpb_err_t err;
     enc_hbm_layout_t hbm;
     assert_int_equal(enc_hbm_layout(&k, &hbm, &err), 0);
-    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     enc_core_t cc;
@@ -390,7 +390,7 @@ static void test_dve_table_and_registry(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "dvetable");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -682,7 +682,7 @@ static void test_requested_engine_checked(void **state)
     tir_kernel_t k;
     build_kernel(&k);
     k.ops[2].engine = ISA_ENG_PE;   /* tensor_tensor on PE */
-    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false, false, false, false, 0};
+    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -700,7 +700,7 @@ static void test_dump_per_inst(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "dump");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, true, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, true, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -753,7 +753,7 @@ static void test_error_leaves_nothing(void **state)
     BU_EDIT(&k, k.ops[3].dst, count[0], 64);
     char dir[4096];
     tmpdir(dir, sizeof dir, "err");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -805,7 +805,7 @@ static void test_pe_transpose_identity(void **state)
     }
     char dir[4096];
     tmpdir(dir, sizeof dir, "ident");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     int rc = enc_compile(&k, &o, &st, &err);
@@ -872,7 +872,7 @@ static void test_pe_transpose_mode(void **state)
     bu_op(&k, &op, "tr");
     char dir[4096];
     tmpdir(dir, sizeof dir, "tflag");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);

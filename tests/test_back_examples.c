@@ -98,7 +98,7 @@ static int compile_one(const char *kernel, const char *tag)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/back_ex_%s_%ld", TPB_BINARY_DIR, tag, (long)getpid());
     art_rmtree(dir);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_stats_t st;
     int rc = enc_compile(&k, &o, &st, &err);
     if (rc)

@@ -220,7 +220,7 @@ static void chain(tir_kernel_t *k, int n)
 
 static void compile_err(const tir_kernel_t *k, const char *want)
 {
-    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false, false, false, false, 0};
+    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false, false, false, false, 0, NULL};
     tpb_err_t err;
     assert_int_not_equal(enc_compile_staged(k, &o, NULL, NULL, &err), 0);
     assert_string_equal(err.msg, want);

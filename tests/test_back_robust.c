@@ -127,7 +127,7 @@ static void test_random_corruption(void **state)
         for (int i = 0; i < nmut; i++)
             mutate(&k, &seed);
         enc_options_t o = {NULL, "trn2", iter % 2 ? ENC_GENERATE_ISACODE : ENC_COLLECT_OPCODES,
-                           false, 0, false, false, false, false, 0};
+                           false, 0, false, false, false, false, 0, NULL};
         enc_stats_t st;
         tpb_err_t err;
         err.msg[0] = 0;

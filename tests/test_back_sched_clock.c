@@ -225,7 +225,7 @@ static void test_pool(void **state)
 {
     (void)state;
     sched_pool_t none;
-    sched_pool_init(&none, SCHED_MAP_FROM);   /* below TPB_ARRAY_MAP_MIN: no pool */
+    sched_pool_init(&none, SCHED_MAP_FROM, NULL);   /* below TPB_ARRAY_MAP_MIN: no pool */
     assert_null(none.base);
     assert_null(sched_pool_take(&none, SCHED_MAP_FROM));
     assert_null(sched_pool_take(NULL, SCHED_MAP_FROM));
@@ -233,7 +233,7 @@ static void test_pool(void **state)
     sched_pool_t p;
     size_t room = TPB_ARRAY_MAP_MIN, q = room / 4;
     assert_true(q >= SCHED_MAP_FROM);
-    sched_pool_init(&p, room);
+    sched_pool_init(&p, room, NULL);
     assert_true(p.bytes == room || p.base == NULL);
     if (!p.base)
         skip();   /* no mappings here: nothing is pooled */
@@ -282,7 +282,7 @@ static void test_pooled_logs(void **state)
         /* room for two of the four engines' logs (the others get their
          * own) after a block that fills the rest: a pool exists from
          * TPB_ARRAY_MAP_MIN on */
-        sched_pool_init(&p, TPB_ARRAY_MAP_MIN + 2 * sclk_pool_bytes(hint, BIR_MAX_SEMS) + 64);
+        sched_pool_init(&p, TPB_ARRAY_MAP_MIN + 2 * sclk_pool_bytes(hint, BIR_MAX_SEMS) + 64, NULL);
         if (!p.base)
             skip();
         assert_non_null(sched_pool_take(&p, TPB_ARRAY_MAP_MIN));

@@ -98,7 +98,7 @@ static void fuzz_file(const char *path, uint64_t seed, int rounds)
         size_t len = mutate(&r, buf, olen, cap);
         tir_kernel_t k;
         memset(&err, 0, sizeof err);
-        enc_front_opts_t o = {NULL, (int)(rnd(&r) % 2), 100000};
+        enc_front_opts_t o = {NULL, (int)(rnd(&r) % 2), 100000, NULL};
         int rc = enc_parse_kernel_json_opts(buf, len, "fuzz.json", TPB_SOURCE_DIR "/examples/kernels",
                                             &o, &k, &err);
         if (rc == 0) {
@@ -196,7 +196,7 @@ static void fuzz_tree(const char *path, uint64_t seed, int rounds)
         cJSON_Delete(root);
         tir_kernel_t k;
         memset(&err, 0, sizeof err);
-        enc_front_opts_t o = {NULL, 0, 100000};
+        enc_front_opts_t o = {NULL, 0, 100000, NULL};
         int rc = enc_parse_kernel_json_opts(text, strlen(text), "tree.json",
                                             TPB_SOURCE_DIR "/examples/kernels", &o, &k, &err);
         if (rc == 0) {

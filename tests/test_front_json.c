@@ -717,7 +717,7 @@ static void test_constants(void **state)
     char *j = dq(j0);
     tir_kernel_t k;
     tpb_err_t e;
-    enc_front_opts_t o = {NULL, 0, 0};
+    enc_front_opts_t o = {NULL, 0, 0, NULL};
     if (parse_opts(j, &o, &k, &e))
         fail_msg("%s", e.msg);
     free(j);
@@ -753,7 +753,7 @@ static void test_multicore_pid(void **state)
     for (int pid = 0; pid < 4; pid++) {
         tir_kernel_t k;
         tpb_err_t e;
-        enc_front_opts_t o = {NULL, pid, 0};
+        enc_front_opts_t o = {NULL, pid, 0, NULL};
         if (parse_opts(j, &o, &k, &e))
             fail_msg("%s", e.msg);
         assert_int_equal(k.num_programs, 4);
@@ -767,7 +767,7 @@ static void test_multicore_pid(void **state)
     }
     tir_kernel_t k;
     tpb_err_t e;
-    enc_front_opts_t o = {NULL, 4, 0};
+    enc_front_opts_t o = {NULL, 4, 0, NULL};
     assert_int_equal(parse_opts(j, &o, &k, &e), -1);
     assert_non_null(strstr(e.msg, "program id 4 out of range"));
     tir_kernel_free(&k);
@@ -780,7 +780,7 @@ static void test_multicore_pid(void **state)
         "            {'op': 'load', 'dst': 't', 'src': 'a[pid0 * num_programs1 + pid1, :]'}]}]}";
     char *g = dq(g0);
     for (int pid = 0; pid < 6; pid++) {
-        enc_front_opts_t go = {NULL, pid, 0};
+        enc_front_opts_t go = {NULL, pid, 0, NULL};
         if (parse_opts(g, &go, &k, &e))
             fail_msg("%s", e.msg);
         assert_int_equal(k.num_programs, 6);
@@ -808,7 +808,7 @@ static void test_multicore_pid(void **state)
                  place[c].axis);
         char *gj = dq(buf);
         for (int pid = 0; pid < 8; pid++) {
-            enc_front_opts_t go = {NULL, pid, 0};
+            enc_front_opts_t go = {NULL, pid, 0, NULL};
             if (parse_opts(gj, &go, &k, &e))
                 fail_msg("%s", e.msg);
             assert_int_equal(k.num_programs, 8);
@@ -831,7 +831,7 @@ static void test_multicore_pid(void **state)
                          " {'op': 'if', 'cond': 'x > 1', 'body': ["
                          "  {'op': 'store', 'dst': 'o', 'src': 't'}]}]}");
     for (int pid = 0; pid < 3; pid++) {
-        enc_front_opts_t go = {NULL, pid, 0};
+        enc_front_opts_t go = {NULL, pid, 0, NULL};
         if (parse_opts(ctl, &go, &k, &e))
             fail_msg("%s", e.msg);
         assert_int_equal(k.nops, pid + 1 + (pid > 1));   /* pid+1 loads, a store if pid > 1 */

@@ -376,7 +376,7 @@ static void test_nesting_limit(void **state)
     tir_kernel_t k;
     tpb_err_t e;
     memset(&e, 0, sizeof e);
-    enc_front_opts_t opts = {NULL, 0, 0};
+    enc_front_opts_t opts = {NULL, 0, 0, NULL};
     assert_int_equal(enc_parse_kernel_json_opts(text, o, "deep.json", EX, &opts, &k, &e), -1);
     tir_kernel_free(&k);
     free(text);
@@ -553,7 +553,7 @@ static void test_runaway_loops(void **state)
                      "  {'op': 'memset', 'dst': 't', 'value': 0}]}");
     tir_kernel_t k;
     tpb_err_t e;
-    enc_front_opts_t o = {NULL, 0, 20};
+    enc_front_opts_t o = {NULL, 0, 20, NULL};
     assert_int_equal(parse_opts(j, &o, &k, &e), -1);
     assert_non_null(strstr(e.msg, "more than the limit of 20"));
     tir_kernel_free(&k);

@@ -34,7 +34,7 @@ static int run(const char *target, const char *body, tir_kernel_t *k, tpb_err_t 
         if (*p == '\'')
             *p = '"';
     memset(e, 0, sizeof *e);
-    enc_front_opts_t o = {NULL, 0, 0};
+    enc_front_opts_t o = {NULL, 0, 0, NULL};
     int rc = enc_parse_kernel_json_opts(buf, strlen(buf), "k.json", ".", &o, k, e);
     if (rc)
         tir_kernel_free(k);

@@ -19,7 +19,7 @@ static int parse_sched(const char *body, const char *schedule, tir_kernel_t *k, 
              "{'op': 'load', 'dst': 'x', 'src': 'in', 'name': 'ld'}, %s]}",
              schedule ? " 'schedule': " : "", schedule ? schedule : "", schedule ? "," : "", body);
     char *j = dq(buf);
-    enc_front_opts_t o = {NULL, 0, 0};
+    enc_front_opts_t o = {NULL, 0, 0, NULL};
     memset(e, 0, sizeof *e);
     int rc = parse_opts(j, &o, k, e);
     free(j);

@@ -40,7 +40,7 @@ static int parse(const char *op, tpb_err_t *e)
     for (char *p = s; *p; p++)
         *p = *p == '`' ? '"' : *p == '\'' ? '"' : *p;
     tir_kernel_t k;
-    enc_front_opts_t o = {NULL, 0, 0};
+    enc_front_opts_t o = {NULL, 0, 0, NULL};
     memset(e, 0, sizeof *e);
     int rc = enc_parse_kernel_json_opts(s, strlen(s), "k.json", ".", &o, &k, e);
     tir_kernel_free(&k);

@@ -219,7 +219,7 @@ static bool same_but_local_core(const uint8_t *x, const uint8_t *y)
  * differing SP bundle (-1: none). */
 static int compile_tensor_add(const char *dir, bool reuse, int *differ)
 {
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, reuse, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, reuse, false, 0, NULL};
     tpb_err_t err = {{0}};
     art_rmtree(dir);
     if (enc_compile_mc(TPB_SOURCE_DIR "/golden/mc_tensor_add/kernel.json", &o, NULL, &err))

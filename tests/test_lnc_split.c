@@ -396,7 +396,7 @@ static uint64_t run_copy(int ncores, const char *root)
     snprintf(path, sizeof path, "%s/copy%d.json", root, ncores);
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
     snprintf(dir, sizeof dir, "%s/copy%d", root, ncores);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     if (enc_compile_mc(path, &o, NULL, &err))
         fail_msg("compile: %s", err.msg);
     /* the link directory and the dispatcher prologue of every stream */
@@ -501,7 +501,7 @@ static void test_out_dir_trailing_slash(void **state)
     snprintf(path, sizeof path, "%s/copy.json", root);
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
     snprintf(dir, sizeof dir, "%s/out/", root);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     for (int pass = 0; pass < 2; pass++) {
         if (enc_compile_mc(path, &o, NULL, &err))
             fail_msg("compile %d: %s", pass, err.msg);
@@ -545,7 +545,7 @@ static void test_idle_core_runs(void **state)
     snprintf(path, sizeof path, "%s/idle.json", root);
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
     snprintf(dir, sizeof dir, "%s/out", root);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     if (enc_compile_mc(path, &o, NULL, &err))
         fail_msg("compile: %s", err.msg);
     for (int e = 0; e < 5; e++) {   /* the idle core's one stream */
@@ -871,7 +871,7 @@ static void prelink_reg_kernel(prelinked_t *p)
     assert_int_equal(lnc_split(p->ps.p, p->ps.n, &p->s, &err), 0);
     assert_int_equal(p->s.ncores, 2);
     assert_int_equal(enc_hbm_layout(&p->s.core_k[0], &p->hbm, &err), 0);
-    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     for (int c = 0; c < 2; c++) {
         enc_stats_t st;
         memset(&st, 0, sizeof st);
@@ -1078,7 +1078,7 @@ static void test_bir_link_collective_pool(void **state)
     tpb_err_t err = {{0}};
     enc_hbm_layout_t hbm;
     assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
-    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     enc_core_t cc[4];
     for (int c = 0; c < 4; c++) {
         enc_stats_t st;
@@ -1120,7 +1120,7 @@ static void test_bir_link_driver(void **state)
     snprintf(path, sizeof path, "%s/kr.json", root);
     assert_int_equal(fio_write_atomic(path, reg_kernel, strlen(reg_kernel), &err), 0);
     snprintf(dir, sizeof dir, "%s/out", root);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0, NULL};
     if (enc_compile_mc(path, &o, NULL, &err))
         fail_msg("compile: %s", err.msg);
     snprintf(path, sizeof path, "%s/sgLnk/bir_link.json", dir);
