@@ -8,7 +8,8 @@
 #include "ops.h"
 #include "vmath.h"
 
-bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_PRELU; }
+/* every function of enums.def's ACTFN table (ids are not dense by rule) */
+bool sim_actfn_valid(unsigned fn) { return isa_enum_name(ISA_FT_ACTFN, fn) != NULL; }
 
 /* 1 / (1 + exp(-x)); vmath_fn.c holds the definitions it vectorises */
 static double sigmoid(double x) { return sim_vfn_ref(SIM_VF_SIGMOID, x); }
@@ -60,6 +61,8 @@ float sim_actfn(unsigned fn, float xf)
     case ISA_ACTFN_RECIPROCAL: r = 1.0 / x; break;
     case ISA_ACTFN_SIN: r = sin(x); break; /* no range reduction modelled */
     case ISA_ACTFN_ARCTAN: r = atan(x); break;
+    case ISA_ACTFN_COS: r = cos(x); break; /* as sin: no range reduction modelled */
+    case ISA_ACTFN_TAN: r = tan(x); break;
     case ISA_ACTFN_ABS: return fabsf(xf);
     case ISA_ACTFN_SIGN: r = isnan(x) ? x : (x > 0.0) - (x < 0.0); break;
     case ISA_ACTFN_PRELU: r = x >= 0.0 ? x : 0.0 * x; break;   /* parameter 0: see act_fn */

@@ -54,6 +54,9 @@ static void test_functions(void **state)
     assert_feq(f1(fx, ISA_ACTFN_RECIPROCAL, 8.0f), 0.125f);
     assert_fnear(f1(fx, ISA_ACTFN_SIN, 9.0f), 0.4121184852417566, tol); /* plain sin */
     assert_fnear(f1(fx, ISA_ACTFN_ARCTAN, 1.0f), 0.7853981633974483, tol);
+    assert_fnear(f1(fx, ISA_ACTFN_COS, 9.0f), -0.9111302618846769, tol); /* plain cos */
+    assert_fnear(f1(fx, ISA_ACTFN_TAN, 1.0f), 1.5574077246549023, tol);
+    assert_fnear(f1(fx, ISA_ACTFN_TAN, -1.5f), -14.101419947171719, 1e-5);
     assert_feq(f1(fx, ISA_ACTFN_ABS, -2.0f), 2.0f);
     assert_feq(f1(fx, ISA_ACTFN_SIGN, 0.0f), 0.0f);
     assert_feq(f1(fx, ISA_ACTFN_SIGN, -3.0f), -1.0f);

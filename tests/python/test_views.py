@@ -358,7 +358,7 @@ def test_queries():
     (lambda t: t.reshape_dim(1, (-1, -1)), r"only one size may be -1"),
     (lambda t: t.reshape_dim(2, (4, 5)), r"product of \[4, 5\] is not 6"),
     (lambda t: t.reshape_dim(0, (2, 64)), r"reshape_dim.*partition dim"),
-    (lambda t: t.reshape_dim(1, (2, 2.0)), r"shape must be an integer"),
+    (lambda t: t.reshape_dim(1, (2, 2.5)), r"shape must be an integer, got 2.5"),
     (lambda t: t.flatten_dims(0, 1), r"flatten_dims\(0, 1\).*partition dim"),
     (lambda t: t.flatten_dims(2, 1), r"start_dim must not be after end_dim"),
     (lambda t: t.permute((0, 2, 1)).flatten_dims(1, 2), r"not contiguous in memory"),

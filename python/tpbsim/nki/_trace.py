@@ -506,6 +506,25 @@ def _whole(shape):
     return [[0, 1, s] for s in shape]
 
 
+def whole_dim(x):
+    """A shape dim given as a float that is exactly a whole number (a CS149
+    kernel's `h / pool`, Python 3's `/`: 7.0) as that int; anything else as
+    it is, for the caller's own check (7.5 stays refused)."""
+    if isinstance(x, (float, np.floating)) and float(x).is_integer():
+        return int(x)
+    return x
+
+
+def _dims(shape, loc):
+    """shape's dims with whole floats as ints; any other float is refused
+    (int() would truncate it)."""
+    shape = tuple(whole_dim(s) for s in shape)
+    bad = [s for s in shape if isinstance(s, (float, np.floating))]
+    if bad:
+        raise NkiError("%s: shape %r: dimensions must be integers, got %r" % (loc, shape, bad[0]))
+    return shape
+
+
 def _t(x):
     return x.text() if isinstance(x, Lin) else str(x)
 
@@ -749,6 +768,7 @@ class Trace:
         allocation: the tile's "addr", its first free dim padded so that
         the stored blocks are where the allocation put them."""
         f0 = None
+        shape = _dims(shape, loc)
         if place is not None and place[0] == "blocks":   # _alloc._padded_past_psum
             return _alloc.split_tensor(self, tuple(map(int, shape)), nblk, dtype, name, loc,
                                        addrs=place[1])

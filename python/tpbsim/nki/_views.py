@@ -42,6 +42,11 @@ def _plain(t, call):
                        "(its partitions lo:hi only, by slicing)")
 
 
+def _shape_int(t, call, x, what):
+    """A size (shape entry): an integer, or a float that is exactly one."""
+    return _int(t, call, _trace.whole_dim(x), what)
+
+
 def _int(t, call, x, what):
     if isinstance(x, (bool, np.bool_)):
         _fail(t, call, "%s must be an integer, got %r" % (what, x))
@@ -63,10 +68,10 @@ def _dim(t, call, d, n, what="dim"):
     return d
 
 
-def _ints(t, call, xs, what):
+def _ints(t, call, xs, what, one=_int):
     if isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
         _fail(t, call, "%s must be a tuple of integers, got %r" % (what, xs))
-    return [_int(t, call, x, what) for x in xs]
+    return [one(t, call, x, what) for x in xs]
 
 
 def _new(t, off, ap):
@@ -112,7 +117,7 @@ def broadcast(self, dim, size):
     call = _call("broadcast", dim, size)
     _plain(self, call)
     d = _dim(self, call, dim, len(self._ap))
-    size = _int(self, call, size, "size")
+    size = _shape_int(self, call, size, "size")
     if size < 1:
         _fail(self, call, "size must be >= 1")
     if self._ap[d][1] != 1:
@@ -176,7 +181,7 @@ def reshape_dim(self, dim, shape):
     _plain(self, call)
     d = _dim(self, call, dim, len(self._ap))
     step, cnt = self._ap[d]
-    sizes = _infer(self, call, _ints(self, call, shape, "shape"), cnt)
+    sizes = _infer(self, call, _ints(self, call, shape, "shape", _shape_int), cnt)
     if not sizes:
         _fail(self, call, "shape must not be empty")
     if len(sizes) == 1:
@@ -262,7 +267,7 @@ def reshape(self, shape):
     call = _call("reshape", shape)
     _plain(self, call)
     total = int(np.prod(self.shape))
-    want = _ints(self, call, shape, "shape")
+    want = _ints(self, call, shape, "shape", _shape_int)
     if not want or any(s < 1 and s != -1 for s in want) or want.count(-1) > 1 or (
             -1 not in want and int(np.prod(want)) != total):
         raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
@@ -318,11 +323,11 @@ def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
         if not g:
             v = squeeze_dim(v, d)
         elif len(g) == 1:
-            if g[0] in fixed and _int(self, call, fixed[g[0]], g[0]) != v._ap[d][1]:
+            if g[0] in fixed and _shape_int(self, call, fixed[g[0]], g[0]) != v._ap[d][1]:
                 _fail(self, call, "dim %d (%r) has size %d, fixed_sizes says %r" %
                       (d, g[0], v._ap[d][1], fixed[g[0]]))
         else:
-            v = reshape_dim(v, d, [_int(self, call, fixed.get(x, -1), x) for x in g])
+            v = reshape_dim(v, d, [_shape_int(self, call, fixed.get(x, -1), x) for x in g])
     v = permute(v, [names.index(x) for x in order])
     pos, starts = 0, []
     for g in dst:
@@ -589,9 +594,11 @@ def get_pattern(self):
 
 
 def is_indirect(self):
-    """NKI: a gather / scatter or run-time selected view."""
-    return (type(self) is _Dyn or self._ind is not None or self._gt is not None or
-            '"index"' in (self._txt or ""))
+    """NKI: a gather / scatter or run-time selected view.  Structural: every
+    gather / scatter view gets its _ind where it is made (_indirect.py,
+    _gather_nd.py), a run-time select is a _Dyn; never the kernel text,
+    which holds user names (a parameter named 'index')."""
+    return type(self) is _Dyn or self._ind is not None or self._gt is not None
 
 
 def _strides(self):

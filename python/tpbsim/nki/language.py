@@ -190,7 +190,7 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
 
 
 def _ndarray(shape, dtype, buffer, name, loc, address=None):
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    shape = tuple(map(_trace.whole_dim, shape if isinstance(shape, (tuple, list)) else (shape,)))
     for s in shape:
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
                 or s <= 0):
@@ -327,7 +327,7 @@ def expand_dims(x, axis):
     if a == 0 and x._onchip():
         raise NkiError("%s: nl.expand_dims: axis 0 of an SBUF/PSUM tile (the partition "
                        "axis) is not supported by tpbsim" % loc)
-    if x._gt is not None or '"index"' in (x._txt or ""):
+    if x._ind is not None or x._gt is not None:   # a gather / scatter (not by name)
         raise NkiError("%s: nl.expand_dims: an indirect view is not supported" % loc)
     ap = [list(p) for p in x._ap]
     ap.insert(a, [1, 1])
@@ -345,7 +345,7 @@ def broadcast_to(x, shape, dtype=None):
 
 
 def _broadcast_to(x, shape, dtype, loc):
-    shape = tuple(shape)
+    shape = tuple(map(_trace.whole_dim, shape))
     if not isinstance(x, NkiTensor) or not x._onchip() or x._pd:
         raise NkiError("%s: nl.broadcast_to: x must be an SBUF/PSUM tile (not a view keeping "
                        "block dims), got %r" % (loc, x))
@@ -376,6 +376,10 @@ class _ParDim(int):
 
 
 def par_dim(n):
+    n = _trace.whole_dim(n)
+    if isinstance(n, (float, np.floating)):   # _ParDim(7.5) would be 7
+        raise NkiError("%s: nl.par_dim: the size must be an integer, got %r" %
+                       (_trace.caller_loc(), n))
     return _ParDim(n)
 
 
@@ -659,8 +663,8 @@ bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
 # (invert: the ALU's bitwise_not, NKI's "XOR with all-ones")
 _UNARY_ALU = set("floor ceil trunc negative invert".split())
 _UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
-silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin arctan sign copy abs
-identity""".split())
+silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin cos tan arctan sign copy
+abs identity""".split())
 
 
 def _unary(name, x, loc, dtype=None, mask=None):
