@@ -165,8 +165,10 @@ def test_dma_compute_two_bf16_sources_numpy():
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
         nisa.dma_compute(dst=out, srcs=[a, b], scales=[0.5, 1.0], reduce_op=nl.add)
         return out
-    with pytest.raises(Exception, match="non-float32 dst would round between them"):
-        scaled(a, b)
+    # the first source scaled: b (exact) is taken first, then 0.5 * a added
+    # in float32, one rounding (it used to be refused)
+    want = (np.float32(0.5) * a.astype(np.float32) + b.astype(np.float32)).astype(nl.bfloat16)
+    np.testing.assert_array_equal(np.asarray(scaled(a, b), np.float32), want.astype(np.float32))
 
 
 def test_long_tile_names_numpy():

@@ -55,11 +55,15 @@ class IndRows:
     access with index rows lo:hi.  runs: each index's elements in C order
     as (offset delta, step, count) runs; part(lo, hi, delta, step, n) is
     the one-run access of index rows lo:hi at offset + delta (what
-    _gather_nd.split_dma moves a piece of a run with)."""
-    __slots__ = ("part", "runs", "whole")
+    _gather_nd.split_dma moves a piece of a run with).  dyn: (index tile,
+    the elements one index value moves the access by, the number of valid
+    values): the view's own pattern at offset is the access of value 0, so
+    one index row is a run-time select of it (_runindex.hbm_indirect, a
+    gather / scatter between two HBM tensors)."""
+    __slots__ = ("part", "runs", "whole", "dyn")
 
-    def __init__(self, part, runs, whole):
-        self.part, self.runs, self.whole = part, runs, whole
+    def __init__(self, part, runs, whole, dyn):
+        self.part, self.runs, self.whole, self.dyn = part, runs, whole, dyn
 
     def __call__(self, lo, hi):
         return self.whole(lo, hi)
@@ -147,7 +151,8 @@ def view_rows(view, off, pat, index, indirect_dim):
         lambda lo, hi, delta, step, n: view_rows(view, off + delta, [[cols, hi - lo], [1, n]],
                                                  index[lo:hi], 0),
         [(0, 1, pat[1][1])],
-        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], 0))
+        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], 0),
+        (index, cols, rows - r0))
     return t
 
 
@@ -182,7 +187,8 @@ def _multi_run(view, off, pat, index, runs, cols):
         lambda lo, hi, delta, step, n: view_rows(view, off + delta, [[cols, hi - lo], [1, n]],
                                                  index[lo:hi], 0),
         runs,
-        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo]] + pat[1:], index[lo:hi], 0))
+        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo]] + pat[1:], index[lo:hi], 0),
+        (index, cols, int(np.prod(view.base.shape)) // cols - off // cols))
     return t
 
 
@@ -229,7 +235,8 @@ def view_rows_dim(view, off, pat, index, d):
                                                                          [step, n]],
                                                      index[lo:hi], d),
         [(0, pat[1][0], pat[1][1])],
-        lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], d))
+        lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], d),
+        (index, strides[d], shape[d] - coord[d]))
     return t
 
 

@@ -28,10 +28,14 @@ class RunIndex(tuple):
     select's (count: the number of valid values), and what the bounds
     table and the messages need."""
 
-    def offset_tile(self, loc):
+    def offset_tile(self, loc, skip=False):
         """A new int32 [1, 1] SBUF tile holding index x stride, read from
         the table by the index (the bounds check): _views.dynamic_dma
-        loads it into the register."""
+        loads it into the register.  skip (oob_mode.skip between two HBM
+        tensors): the tile is first set to -2^31 and the table read skips
+        an index out of range, which leaves that value -- an offset past
+        every register bound, so the register-offset copy is skipped whole
+        (docs/semantics-dma.md "Register bounds")."""
         from . import isa, language
         index, stride, count = self
         tr = _trace.current()
@@ -44,10 +48,19 @@ class RunIndex(tuple):
         table = _table(tr, count, stride, loc)
         off = language._ndarray((1, 1), "int32", "sbuf", "run_offset", loc)
         rows = table.ap(pattern=[[1, 1], [1, 1]], offset=0, vector_offset=index, indirect_dim=0)
-        isa._emit("dma_copy", loc, [("dst", off.text()), ("src", rows.text())])
+        f = [("dst", off.text()), ("src", rows.text())]
+        if skip:
+            isa._emit("memset", loc, [("dst", off.text()), ("value", str(SKIPPED))])
+            f.append(("oob_mode", '"skip"'))
+        isa._emit("dma_copy", loc, f)
         if self.axis is not None:   # NumPy's message for an out-of-range value
             tr.indirect.add((count, 1, 0, self.axis))
         return off
+
+
+# the offset an out-of-range index leaves under oob_mode.skip: below any
+# register bound (a bound is at least minus the tensor's element count)
+SKIPPED = -(1 << 31)
 
 
 def _index_in_place(index, tr):
@@ -146,6 +159,62 @@ def index(t, key):
     from . import _views
     dyn = RunIndex((q, stride, count))
     dyn.axis = dim if size is None else None
+    return _views._dyn(static, dyn)
+
+
+def hbm_indirect(dst, src, loc, kw):
+    """nisa.dma_copy between two HBM tensors, one side a gather / scatter
+    view (NxDI 2.27's rolling_buffer_set_state `dst=reshaped[index, h_i]`,
+    split_along_dim0_kernel `src=tensor[rank_sb, i_f]`, both sides in HBM
+    as NKI's dma_copy allows).  The kernel format's indirect DMA moves rows
+    between HBM and SBUF only, so each index row is what a one-element
+    index is: a run-time select of the view (the access of value 0, moved
+    by value x the rows' stride), bounds-checked by the table read and
+    copied by one register-offset DMA (_views.dynamic_dma; oob_mode.skip
+    skips an out-of-range row, error stops the run).  A [P, 1] index tile
+    is P such copies, row p against row p of the other side.  False when
+    the call is no such copy (kw: dma_copy's other arguments)."""
+    from . import isa
+    ind, other = (src, dst) if src._ind is not None else (dst, src)
+    if not isinstance(other, NkiTensor) or other._onchip() or ind._onchip():
+        return False
+    if other._ind is not None:
+        raise NkiError("%s: dma_copy: both sides are gathers / scatters (indexed by a tile): "
+                       "not supported by tpbsim (stage one side through an SBUF tile)" % loc)
+    dyn = getattr(ind._ind, "dyn", None)
+    if dyn is None or not isinstance(dyn[0], NkiTensor) or dyn[0].dtype not in _INT:
+        raise NkiError("%s: dma_copy between two HBM tensors with a gather / scatter side "
+                       "'%s' (pattern %s): tpbsim moves such a copy one index at a time by "
+                       "register offset, which this access does not allow; stage it through "
+                       "an SBUF tile (nl.load, then the gather / scatter)" % (
+                           loc, ind.base.name, ind._ap))
+    index, stride, count = dyn
+    p = int(ind._ap[0][1])
+    if p == 1:
+        view = _views_dyn(NkiTensor(ind.base, ind.offset, [list(a) for a in ind._ap]),
+                          index, stride, count)
+        _trace.SKIP.update((hbm_indirect.__code__, isa.dma_copy.__code__))
+        isa.dma_copy(dst=view if ind is dst else other, src=view if ind is src else other,
+                     **kw)
+        return True
+    if other._pd or not other._ap or int(other._ap[0][1]) != p:
+        raise NkiError("%s: dma_copy between two HBM tensors: a gather / scatter of %d indices "
+                       "against '%s' %s: tpbsim copies it index by index, so the other side's "
+                       "dim 0 must be %d (one per index)" % (loc, p, other.base.name,
+                                                           list(other.shape), p))
+    _trace.SKIP.update((hbm_indirect.__code__, isa.dma_copy.__code__))
+    name = kw.pop("name", None)
+    for i in range(p):
+        row, orow = ind._ind(i, i + 1), other[i:i + 1]
+        kw["name"] = None if name is None else "%s_%d" % (name, i)
+        isa.dma_copy(dst=row if ind is dst else orow, src=row if ind is src else orow, **kw)
+    return True
+
+
+def _views_dyn(static, index, stride, count):
+    from . import _views
+    dyn = RunIndex((index, stride, count))
+    dyn.axis = None   # (an a[idx, cols] gather names its IndexError itself: _indirect)
     return _views._dyn(static, dyn)
 
 

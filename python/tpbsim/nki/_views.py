@@ -551,7 +551,8 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
                                                               priority=priority, name=name))
     index, stride, _ = side.dyn
     if hasattr(side.dyn, "offset_tile"):   # a beta-1 run-time index, bounds-checked (_runindex)
-        index, stride = side.dyn.offset_tile(loc), 1
+        skip = isa._enum_of(isa.oob_mode, oob, "oob_mode", loc) == isa.oob_mode.skip
+        index, stride = side.dyn.offset_tile(loc, skip), 1
     if not (isinstance(index.offset, int) and index.offset == 0):
         # an element off partition 0 (cross_entropy's targets tile [P, 1],
         # element p): to a tile of its own, as a register load or the

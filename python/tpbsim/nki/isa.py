@@ -266,9 +266,11 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
     if any(isinstance(x, NkiTensor) and x._ind is not None for x in (src, dst)):
-        from . import _gather_nd
+        from . import _gather_nd, _runindex
         kw = dict(priority=priority, oob_mode=oob_mode, dge_mode=dge_mode, engine=engine,
                   name=name)
+        if _runindex.hbm_indirect(dst, src, loc, dict(kw, dst_rmw_op=dst_rmw_op)):
+            return   # between two HBM tensors: register-offset copies, index by index
         if dst_rmw_op is None and _gather_nd.gather_cast(dst, src, kw):
             return   # a gather / scatter converting dtypes: staged
         if _gather_nd.split_dma(dst, src, dict(kw, dst_rmw_op=dst_rmw_op)):
@@ -925,53 +927,10 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     _emit("sendrecv", loc, _common(f, name, None, loc))
 
 
-def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
-                name=None):
-    """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
-    dma_compute; reduce_op add, direct operands).  Three or more sources
-    into a narrower dst (the NKI Library's qkv_tkg fused residual add in
-    bf16): the sum goes to a float32 HBM scratch, then one DMA rounds it
-    into dst -- the fp32 sum rounded once, which the kernel format cannot
-    say in one dma_compute (it adds source by source in dst)."""
-    loc = _trace.caller_loc()
-    srcs = [_staged(x, oob_mode) for x in srcs]   # gathered sources: through a tile
-    if len(srcs) > 2 and isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32":
-        acc = language._ndarray(dst.shape, "float32", language.hbm, "dma_compute_acc", loc)
-        dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
-                    oob_mode=oob_mode, name=name)
-        dma_copy(dst=dst, src=acc)
-        return
-    f = [("dst", _t(dst, "dst", loc)),
-         ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
-         ("reduce_op", _opn(reduce_op, "reduce_op", loc))]
-    if scales is not None:
-        f.append(("scales", json.dumps([float(x) for x in scales])))
-    if not unique_indices:
-        f.append(("unique_indices", "false"))
-    if oob_mode != oob_mode.error:
-        f.append(("oob_mode", '"%s"' % oob_mode.name))
-    _emit("dma_compute", loc, _common(f, name, None, loc))
-
-
-def _staged(src, oob):
-    """A gathered / run-time-selected dma_compute source read into an SBUF
-    tile first (the kernel format's dma_compute takes direct operands; the
-    NKI Library's topk_reduce adds gathered rows into its accumulator with
-    srcs=[gather, acc]).  The sum is the same; under oob_mode.skip the tile
-    is zeroed first, so a skipped row adds nothing."""
-    if not (isinstance(src, NkiTensor) and src.is_indirect()):
-        return src
-    t = language.ndarray(tuple(src.shape), dtype=src.dtype, buffer=language.sbuf,
-                         name="dma_compute_src")
-    if oob == oob_mode.skip:
-        memset(dst=t, value=0)
-    dma_copy(dst=t, src=src, oob_mode=oob)
-    return t
-
-
 # the random-number ops live in _isa_rng.py (imported here, after the
 # names they use are defined, and before _beta1.install reads the ops)
 from ._isa_rng import rand2, rand_get_state, rand_set_state, rng, set_rng_seed  # noqa: E402,F401
+from ._dma_compute import dma_compute  # noqa: E402,F401
 
 
 # NKI beta-1: the engine names, and ops that return their result tile when

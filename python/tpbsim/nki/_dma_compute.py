@@ -1,0 +1,93 @@
+"""nki.isa.dma_compute: dst = sum srcs[i] * scales[i] on the DMA engine,
+float32 inside, one cast to dst's dtype (docs/python.md "Supported, and
+not").  isa.py re-exports it."""
+import json
+import math
+
+from . import _trace, language
+from ._trace import NkiTensor
+from .isa import _common, _emit, _opn, _t, dma_copy, memset, oob_mode
+
+
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
+                name=None):
+    """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
+    dma_compute; reduce_op add, direct operands).  NKI sums in float32 and
+    casts once to dst's dtype; the kernel format adds source by source in
+    dst, so into a narrower dst it rounds once only when the first source
+    is copied exactly (_exact_first: two sources, one of scale 1 in dst's
+    dtype, the library's fused residual add).  Any other sum into a
+    narrower dst (qkv_tkg's three bf16 sources, vllm-neuron's
+    depthwise_conv1d adding two float32 tiles into its bf16 output) goes to
+    a float32 scratch (_acc_buffer), then one DMA rounds it into dst."""
+    loc = _trace.caller_loc()
+    srcs = [_staged(x, oob_mode) for x in srcs]   # gathered sources: through a tile
+    narrow = isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32"
+    if narrow and len(srcs) == 2:
+        srcs, scales = _exact_first(dst, srcs, scales, loc)
+    if narrow and len(srcs) > 1 and not (len(srcs) == 2 and _exact(dst, srcs[0], 0, scales)):
+        acc = language._ndarray(dst.shape, "float32", _acc_buffer(dst), "dma_compute_acc", loc)
+        dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
+                    oob_mode=oob_mode, name=name)
+        dma_copy(dst=dst, src=acc)
+        return
+    f = [("dst", _t(dst, "dst", loc)),
+         ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
+         ("reduce_op", _opn(reduce_op, "reduce_op", loc))]
+    if scales is not None:
+        f.append(("scales", json.dumps([float(x) for x in scales])))
+    if not unique_indices:
+        f.append(("unique_indices", "false"))
+    if oob_mode != oob_mode.error:
+        f.append(("oob_mode", '"%s"' % oob_mode.name))
+    _emit("dma_compute", loc, _common(f, name, None, loc))
+
+
+def _acc_buffer(dst):
+    """Where dma_compute's float32 sum for a narrow dst goes: an SBUF tile
+    of dst's shape when it can be one of at most _ACC_SBUF bytes a
+    partition (the extra DMA then reads SBUF, the cheaper one), else an
+    HBM scratch."""
+    shape = [int(n) for n in dst.shape]
+    if len(shape) >= 2 and shape[0] <= 128 and 4 * int(math.prod(shape[1:])) <= _ACC_SBUF:
+        return language.sbuf
+    return language.hbm
+
+
+_ACC_SBUF = 16 * 1024   # (a small share of a partition: no SBUF pressure a kernel would see)
+
+
+def _exact(dst, src, i, scales):
+    """Whether source i is copied into dst exactly: scale 1, dst's dtype
+    (the kernel format's one-rounding case, encoder/builder_nki.c)."""
+    return (isinstance(src, NkiTensor) and (scales is None or float(scales[i]) == 1.0) and
+            language._dtype(src.dtype) == language._dtype(dst.dtype))
+
+
+def _exact_first(dst, srcs, scales, loc):
+    """Two sources into a narrow dst, in the order the kernel format adds
+    them: the dst named as a source first (it is read before it is
+    overwritten, encoder/builder_nki.c), else the one copied exactly first
+    when only the second is (the fp32 sum is the same; no scratch)."""
+    a, b = srcs
+    if _t(a, "srcs", loc) == _t(dst, "dst", loc) or (
+            _exact(dst, a, 0, scales) or not _exact(dst, b, 1, scales)) and (
+            _t(b, "srcs", loc) != _t(dst, "dst", loc)):
+        return srcs, scales
+    return [b, a], None if scales is None else [scales[1], scales[0]]
+
+
+def _staged(src, oob):
+    """A gathered / run-time-selected dma_compute source read into an SBUF
+    tile first (the kernel format's dma_compute takes direct operands; the
+    NKI Library's topk_reduce adds gathered rows into its accumulator with
+    srcs=[gather, acc]).  The sum is the same; under oob_mode.skip the tile
+    is zeroed first, so a skipped row adds nothing."""
+    if not (isinstance(src, NkiTensor) and src.is_indirect()):
+        return src
+    t = language.ndarray(tuple(src.shape), dtype=src.dtype, buffer=language.sbuf,
+                         name="dma_compute_src")
+    if oob == oob_mode.skip:
+        memset(dst=t, value=0)
+    dma_copy(dst=t, src=src, oob_mode=oob)
+    return t
