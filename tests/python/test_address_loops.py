@@ -171,8 +171,14 @@ def test_address_in_a_program_id_per_program():
     np.testing.assert_array_equal(pid_placed[2](x, False), want)
 
 
-def test_address_in_a_program_id_beta1_refused():
+def test_address_in_a_program_id_beta1_per_program_numpy():
     """The same kernel in beta-1 forms (ops that return their tile) is traced
-    once for all programs: its per-program address is refused by name."""
+    per program too (its kernel[2] is then beta-1's grid of 2 instances);
+    only a grid of more than 256 programs, traced once for all, refuses the
+    per-program address by name."""
+    x = RNG.standard_normal((256, F)).astype(np.float32)
+    body = json.loads(tpbsim.kernel_json(pid_placed[2], x, True))["body"]
+    assert [op["op"] for op in body] == ["if", "if"]     # one body per program
+    np.testing.assert_array_equal(pid_placed[2](x, True), x * np.float32(2.0))
     with pytest.raises(tpbsim.NkiError, match="an address that depends on nl.program_id"):
-        pid_placed[2](np.zeros((256, F), np.float32), True)
+        tpbsim.kernel_json(pid_placed[257, 1], np.zeros((257 * 128, F), np.float32), True)

@@ -474,7 +474,9 @@ def test_sbuf_capacity_follows_the_simulated_target():
 
 
 def test_program_id_block_beside_another_refused():
-    """ps[pid] and ps[0] are one block in program 0 only: refused."""
+    """ps[pid] and ps[0] are one block in program 0 only: refused in a
+    kernel traced once for all programs (more than 256; fewer are traced
+    per program, each knowing its block)."""
     def kernel(a, b):
         out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
         ps = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
@@ -484,7 +486,7 @@ def test_program_id_block_beside_another_refused():
         return out
     a, b = np.zeros((128, 128), np.float32), np.zeros((128, 512), np.float32)
     with pytest.raises(NkiError, match="blocks t@pid and t@0, one indexed by nl.program_id"):
-        nki.jit(kernel)[2](a, b)
+        tpbsim.kernel_json(nki.baremetal(kernel)[257], a, b)
 
 
 def test_iadd_after_a_write_in_an_earlier_unrolled_iteration_numpy():

@@ -84,17 +84,20 @@ def test_loc_reaches_sidecars_and_trace(tmp_path):
     assert '"src":"%s"' % want in open(tr).read()
 
 
-def test_program_id_control_flow_beta1_rejected():
-    # NKI beta-1 entry points trace a kernel once for all programs: Python
-    # control flow on nl.program_id() stays an error there (NKI 0.x and
-    # beta-2 launches trace per program: tests/python/test_per_program.py)
+def test_program_id_control_flow_past_256_programs_rejected():
+    # a grid of more than 256 programs is traced once for all programs:
+    # Python control flow on nl.program_id() stays an error there (smaller
+    # grids, beta-1 entry points too, trace per program:
+    # tests/python/test_per_program.py)
     def k(a):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
         if nl.program_id(0) == 0:
             pass
         return out
-    with pytest.raises(tpbsim.NkiError, match="control flow may not depend"):
-        nki.baremetal(k)[2](np.zeros((4, 4), np.float32))
+    with pytest.raises(tpbsim.NkiError, match="control flow may not depend on nl.program_id"
+                                              r"\(\) in a kernel traced once for all programs "
+                                              r"\(a launch grid of more than 256 programs"):
+        tpbsim.kernel_json(nki.baremetal(k)[257], np.zeros((4, 4), np.float32))
 
 
 def test_library_errors_do_not_abort(tmp_path):

@@ -82,19 +82,20 @@ def test_iota_beta2_program_id_offset_numpy():
 
 
 def test_program_id_division_refused_naming_it():
-    # NKI beta-1's one trace for all programs takes + - * of program ids;
-    # a // is arithmetic, not control flow: the error says which
+    # the one trace for all programs of a grid past 256 programs takes
+    # + - * of program ids; a // is arithmetic, not control flow: the error
+    # says which
     def k(a):
         out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
         nl.store(out, nisa.iota(nl.program_id(1) // 2, dtype=nl.int32))
         return out
     with pytest.raises(NkiError, match=r"test_iota_program_id.py:\d+: \(pid1\) // 2: "
                                        r"nl.program_id\(\) takes \+ - and \* by integers"):
-        nki.baremetal(k)[2, 4](np.zeros((1, 1), np.float32))
+        nki.baremetal(k)[2, 129](np.zeros((1, 1), np.float32))
 
     def k2(a):
         out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
         nl.store(out, nisa.iota(7 % nl.program_id(0), dtype=nl.int32))
         return out
     with pytest.raises(NkiError, match=r"7 % \(pid\): nl.program_id\(\) takes"):
-        nki.baremetal(k2)[4](np.zeros((1, 1), np.float32))
+        nki.baremetal(k2)[257](np.zeros((1, 1), np.float32))

@@ -191,14 +191,18 @@ def test_idle_program_skipping_a_barrier_rejected():
         k[2](a)
 
 
-def test_beta1_grid_keeps_the_error():
+def test_beta1_grid_branches_per_program_numpy():
+    """A beta-1 entry point's grid (nki.baremetal(k)[2]: two instances on
+    one core) is traced per program as well: only program 1 copies."""
     def k(a):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
         if nl.program_id(0) == 1:
             nisa.dma_copy(dst=out, src=a)
         return out
-    with pytest.raises(NkiError, match="control flow may not depend on nl.program_id"):
-        nki.baremetal(k)[2](np.zeros((4, 4), np.float32))
+    a = RNG.standard_normal((4, 4)).astype(np.float32)
+    doc = json.loads(tpbsim.kernel_json(nki.baremetal(k)[2], a))
+    assert doc["grid"] == [2] and doc["body"][0]["body"] == []   # program 0: no op
+    np.testing.assert_array_equal(nki.baremetal(k)[2](a), a)
 
 
 def test_private_hbm_is_per_program():

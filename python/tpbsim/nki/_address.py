@@ -40,7 +40,8 @@ def place(address, shape, nblk, dt, buffer, loc):
         need_retrace()   # in a traced-once loop's variable: every iteration its own tile
     if isinstance(address, (tuple, list)) and any(isinstance(v, Lin) for v in address):
         raise NkiError("%s: %s: an address that depends on nl.program_id() is not supported "
-                       "in a kernel traced once for all programs (NKI beta-1 forms)" % (loc, what))
+                       "in a kernel traced once for all programs (more than 256 programs)" %
+                       (loc, what))
     if (not isinstance(address, (tuple, list)) or len(address) != 2 or
             not all(_int(v) for v in address)):
         raise NkiError("%s: %s: expected two integers (partition_offset, free_offset)" %

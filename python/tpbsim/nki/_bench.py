@@ -51,11 +51,22 @@ class TensorSpec:
         return "tensor[%s, %s]" % (list(self.shape), self.dtype)
 
 
-def tensor_spec(item):
-    """NkiTensor[...]: `tensor[[128, 512], nl.bfloat16]`."""
+class mutable:
+    """`nki.typing.mutable`: NKI beta-1's marker in the annotation
+    `nt.tensor[nt.mutable]` (NxDI 2.27 / 2.28's KV-cache and EAGLE kernels,
+    with `experimental_flags='enable-mutable-parameter'`) of an input the
+    kernel writes in place; tpbsim lets a kernel write any input, so the
+    annotation is the tensor type, as `nt.mutable_tensor` is."""
+
+
+def tensor_spec(cls, item):
+    """NkiTensor[...]: `tensor[[128, 512], nl.bfloat16]`, or the annotation
+    `tensor[mutable]` (cls itself)."""
+    if item is mutable:
+        return cls
     if not isinstance(item, tuple) or len(item) != 2:
-        raise NkiError("nki.typing.tensor[shape, dtype]: expected a shape and a dtype, got %r"
-                       % (item,))
+        raise NkiError("nki.typing.tensor[shape, dtype]: expected a shape and a dtype (or "
+                       "nki.typing.mutable), got %r" % (item,))
     return TensorSpec(*item)
 
 

@@ -169,17 +169,37 @@ def softmax(x, axis=-1, dtype=None, mask=None):
     return _ts(e, "divide", s, _out_dtype(dtype, x), loc)
 
 
+def _rect_mask(x, mask, fn, loc):
+    """An index-expression mask= of nl.<fn> that bounds single indices of x
+    (`i_p < n`, `i_f >= m`, ANDed): the rectangle of x it keeps, one slice
+    per dim; any other mask (two indices, `==`, a program id) raises."""
+    from ._beta1 import mask_bounds
+    rest = []
+    rect = mask_bounds(x, mask, "nl." + fn, "x", loc, None, rest)
+    if rest:
+        raise NkiError("%s: nl.%s: argument 'mask': an index-expression mask is not supported "
+                       "by tpbsim for nl.%s (a condition on loop variables only is, and bounds "
+                       "on single indices: i_p < n, i_f >= m)" % (loc, fn, fn))
+    return rect
+
+
 def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None, mask=None):
     """NKI: x / sqrt(sum(x * x) / n + epsilon) * w over all free axes, in
     float32: a square activation summing each row, a tensor_scalar (/ n,
     + epsilon), a sqrt activation, a tensor_scalar divide and a
     tensor_tensor multiply by w (x's shape, or [1, ...] broadcast to the
-    partitions with broadcast_partition)."""
+    partitions with broadcast_partition).  mask=: a condition on loop
+    variables only, or bounds on single indices (the partial last tile's
+    `i_p < n`): the ops run on that rectangle of x (and w), the sum over
+    its columns, and write that rectangle of the result; the rest of the
+    result is left unwritten, as NKI's masked instructions leave it."""
+    from ._beta1 import whole_mask
     loc = _trace.caller_loc()
     x = _tile(x, "rms_norm", "x", loc)
     w = _tile(w, "rms_norm", "w", loc)
     _free_axes(x, axis, "rms_norm", loc, every=True)
-    if _whole(mask, "rms_norm", loc):   # mask=: a condition on loop variables only
+    mask, off = whole_mask(mask)
+    if off:   # mask=: a condition on loop variables only, False
         return _skipped(x.shape, _out_dtype(dtype, x))
     if compute_dtype is not None and _dtype(compute_dtype) != float32:
         raise NkiError("%s: nl.rms_norm: compute_dtype=%r is not supported by tpbsim (it "
@@ -189,6 +209,26 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None, mask=
                        "dims" % (loc, list(w.shape), list(x.shape)))
     if isinstance(n, bool) or not isinstance(n, (int, np.integer, float)) or n <= 0:
         raise NkiError("%s: nl.rms_norm: n must be a positive number, got %r" % (loc, n))
+    if mask is None:
+        return _rms_norm(x, w, n, epsilon, _out_dtype(dtype, x), loc)
+    rect = _rect_mask(x, mask, "rms_norm", loc)
+    if any(r.stop <= r.start for r in rect):
+        return _skipped(x.shape, _out_dtype(dtype, x))   # masked off: nothing written
+    # from partition 0 (the engines start few partition counts elsewhere):
+    # rows are independent, those before the mask's are computed, not written
+    part = (slice(0, rect[0].stop),) + rect[1:]
+    w = w[part] if w.shape == x.shape else w[(slice(0, 1),) + rect[1:]]
+    return _rms_norm(x[part], w, n, epsilon, _out_dtype(dtype, x), loc, x.shape, part,
+                     rect[0].start)
+
+
+def _rms_norm(x, w, n, epsilon, dtype, loc, shape=None, part=None, first=0):
+    """rms_norm's ops on x and w (x's shape, or [1, ...]): a new tile of
+    dtype, of x's shape, or of shape with x its rectangle part, of which
+    the rows from `first` on are written (the rest unwritten).  The tile is
+    declared just before its one op, so that `t[...] = nl.rms_norm(...)`
+    writes t in place (_beta1._retarget; with part, only what it writes)."""
+    from . import isa
     P = x.shape[0]
     sq, ss = _new(x.shape, float32, loc), _new((P, 1), float32, loc)
     _emit("activation", loc, [("dst", sq.text()), ("src", x.text()), ("func", '"square"'),
@@ -201,9 +241,15 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None, mask=
         wb = _new(x.shape, w.dtype, loc)
         _emit("broadcast_partition", loc, [("dst", wb.text()), ("src", w.text())])
         w = wb
-    t = _new(x.shape, _out_dtype(dtype, x), loc)
-    _emit("tensor_tensor", loc, [("dst", t.text()), ("in0", y.text()), ("in1", w.text()),
-                                 ("operator", '"multiply"')])
+    t = _new(x.shape if shape is None else shape, dtype, loc)
+    dst = t if part is None else t[part]
+    f = [("dst", dst.text()), ("in0", y.text()), ("in1", w.text()), ("operator", '"multiply"')]
+    if first:   # partition p >= first
+        f = isa._mask(f, {"pattern": [[0, c] for c in dst.shape[1:]], "offset": -first,
+                          "channel_multiplier": 1, "cmp_op": "greater_equal"}, loc, dst)
+    _emit("tensor_tensor", loc, f)
+    if part is not None:   # `x[...] = nl.rms_norm(..., mask=)` writes that part of x
+        _trace.current().b1_part = (t.base, dst.text(), part)
     return t
 
 

@@ -2,12 +2,28 @@
 axis, nl.mgrid (dense), their integer-affine combinations, and the
 comparisons of them that mask= takes (docs/python.md "Index
 expressions", "mask= on nl functions")."""
+import inspect
 import warnings
 
 import numpy as np
 
 from . import _trace
 from ._trace import Lin, NkiError
+
+
+def no_loop_iterator(t, key):
+    """t[key] with a generator in key -- what nl.affine_range /
+    sequential_range return in a kernel (nkipy's playground indexes with
+    them): NKI documents them as loop iterators (an alias of Python's
+    range) and gives no meaning to indexing with one, so this raises."""
+    for k in key if type(key) is tuple else (key,):
+        if inspect.isgenerator(k):
+            raise NkiError("'%s'[...]: an index is a generator, such as nl.affine_range(n) / "
+                           "nl.sequential_range(n) return: those are loop iterators (`for i in "
+                           "nl.affine_range(n)`), not indices; index with slices (a[0:n, 0:m]) "
+                           "or nl.arange (nl.arange(n)[:, None], nl.arange(m)[None, :])"
+                           % t.base.name)
+
 
 # ---- index expressions for mask= (NKI: i_p = nl.arange(P)[:, None]) ----
 

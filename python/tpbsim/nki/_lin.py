@@ -112,8 +112,10 @@ class Lin:
     def _ctl(self, *a):
         if self.loop_trace() is not None:
             need_retrace()
-        raise NkiError("control flow may not depend on nl.program_id() (every program must "
-                       "unroll to the same ops); use it in slices only")
+        raise NkiError("control flow may not depend on nl.program_id() in a kernel traced "
+                       "once for all programs (a launch grid of more than 256 programs; "
+                       "docs/python.md \"Control flow on nl.program_id()\"); use it in slices "
+                       "only")
 
     __index__ = __int__ = _ctl
 
@@ -125,7 +127,7 @@ class Lin:
             need_retrace()
         a, b = (o, self) if rev else (self, o)
         raise NkiError("%s %s %s: nl.program_id() takes + - and * by integers only in a kernel "
-                       "traced once for all programs (NKI beta-1 forms, more than 256 programs; "
+                       "traced once for all programs (a launch grid of more than 256 programs; "
                        "docs/python.md \"Control flow on nl.program_id()\")"
                        % (_arg_text(a), op, _arg_text(b)))
 

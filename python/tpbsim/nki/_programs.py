@@ -64,12 +64,14 @@ def retraced(kernel, args, kwargs, split, target, pid):
 
 def allowed(kernel, tr, launch):
     """Whether a symbolic trace may be traced again per program: it is
-    one, of an NKI 0.x / beta-2 kernel (NKI beta-1 traced a kernel once for
-    all programs: its entry points and forms keep the error) of at most
-    MAX_PROGRAMS programs (one too: a k[1, 1] grid's program id is 0, and
-    `pid // n` needs that number)."""
-    return (tr.pid is None and not tr.ranks and not kernel.beta1() and not tr.beta1_forms and
-            launch != "over" and int(np.prod(tr.grid)) <= MAX_PROGRAMS)
+    one, of at most MAX_PROGRAMS programs (one too: a k[1, 1] grid's
+    program id is 0, and `pid // n` needs that number).  NKI beta-1 kernels
+    (entry points, forms) are too: beta-1 ran a kernel's Python per program
+    as well (its docs branch on `nl.program_id(0) >= 1`; NxDI 2.27's
+    write_kv_cache_at_batch_kernel[(nc(2),)] on `prg_id == 0`), also
+    kernel[n] past the LNC degree once a beta-1 form made it beta-1's grid."""
+    return (tr.pid is None and not tr.ranks and (launch != "over" or tr.beta1_forms) and
+            int(np.prod(tr.grid)) <= MAX_PROGRAMS)
 
 
 def retry(kernel, tr, launch):

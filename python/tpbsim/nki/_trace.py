@@ -104,9 +104,10 @@ class NkiTensor:
 
     def __class_getitem__(cls, item):
         """nki.typing.tensor[shape, dtype]: an input given by shape and
-        dtype (for nki.benchmark / nki.profile; _bench.TensorSpec)."""
+        dtype (for nki.benchmark / nki.profile; _bench.TensorSpec);
+        nki.typing.tensor[nki.typing.mutable]: the tensor type."""
         from ._bench import tensor_spec
-        return tensor_spec(item)
+        return tensor_spec(cls, item)
 
     # NKI attributes
     @property
@@ -139,11 +140,12 @@ class NkiTensor:
     def __getitem__(self, key):
         ck = _view_key(key)
         if ck is None:
-            from ._index import IndexMask, IndexPredicate
+            from ._index import IndexMask, IndexPredicate, no_loop_iterator
             if isinstance(key, (IndexPredicate, IndexMask)):   # not in NKI's documented API
                 raise NkiError("'%s'[<predicate>]: indexing a tile with a predicate "
                                "(t[i < n]) is not supported by tpbsim: give the op that reads "
                                "it mask=(i < n)" % self.base.name)
+            no_loop_iterator(self, key)
             return self._index(key)
         views = self._views
         if views is None:
