@@ -50,7 +50,7 @@ def test_tensor_spec_inputs_are_zeros():
     (([0, 4], nl.float32), "positive sizes"),
     (([4, 4.5], nl.float32), "positive sizes"),
     ((5, nl.float32, 1), "a shape and a dtype"),
-    ([128, 4], "a shape and a dtype"),
+    ((5, 1.5), "unknown dtype"),
     (([128, 4], object()), "unknown dtype"),
 ])
 def test_tensor_spec_errors(item, msg):

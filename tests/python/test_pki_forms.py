@@ -33,8 +33,10 @@ def test_typing_tensor_mutable_is_the_tensor_type():
     """nt.tensor[nt.mutable] (NKI beta-1) is an annotation: the tensor type,
     as nt.mutable_tensor; other items keep tensor[shape, dtype]'s error."""
     assert nt.tensor[nt.mutable] is nt.tensor is nt.mutable_tensor
-    with pytest.raises(NkiError, match=r"nki.typing.tensor\[shape, dtype\]: expected a shape "
-                                       r"and a dtype \(or nki.typing.mutable\), got 'mutable'"):
+    with pytest.raises(NkiError, match=r"nki.typing.tensor\[\.\.\.\]: expected sizes "
+                                       r"\(tensor\[128, 512\]\), a shape and a dtype "
+                                       r"\(tensor\[\[128, 512\], nl.float32\]\) or "
+                                       r"nki.typing.mutable, got 'mutable'"):
         nt.tensor["mutable"]
 
 

@@ -248,6 +248,10 @@ class Kernel:
                 t, arr = tr.add_input(name, v.shape, language._dtype(v.dtype)), v
             elif isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
                 t, arr = tr.add_input(name, v.shape, v.dtype), v.zeros()
+            elif isinstance(v, _bench.ShapeAnnotation):
+                raise NkiError("%s: argument '%s' is %r, an annotation (sizes without a dtype): "
+                               "pass an array, or tensor[%s, <dtype>] as a placeholder" %
+                               (self.fn.__name__, name, v, list(v.shape)))
             else:
                 return v
             arrays[t.base.name] = arr
@@ -425,9 +429,22 @@ def baremetal(fn=None, **kwargs):
 
 
 def simulate(kernel):
-    """NKI's nki.simulate(kernel)(*arrays): the outputs as NumPy arrays."""
+    """NKI's nki.simulate(kernel)(*arrays): run the kernel as calling it
+    does (the same launch reading: kernel[2] is LNC 2) and return its
+    outputs as NumPy arrays; every argument array whose HBM tensor the
+    kernel wrote is updated in place, as NKI's simulator does (the SDK's
+    nki_simulator.rst, "How It Works"; its migration guide calls
+    `nki.simulate(my_kernel)(X, Y)` with Y an output argument)."""
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
-    return k.__call__
+
+    def run(*args, **kwargs):
+        if _trace.stack() or k.opts.get("tpbsim_timed"):   # inlined / benchmark, profile
+            return k(*args, **kwargs)
+        from .. import _run
+        return _run(k, args, kwargs, None, None, None, True).outputs
+
+    functools.update_wrapper(run, k.fn)
+    return run
 
 
 def trace(fn=None, **kwargs):

@@ -59,14 +59,41 @@ class mutable:
     annotation is the tensor type, as `nt.mutable_tensor` is."""
 
 
+class ShapeAnnotation:
+    """`nki.typing.tensor[128, 512]`: NKI 0.3's parameter annotation of a
+    tensor's expected shape (the SDK's migration guide, "nki.typing
+    module"; its tests annotate tiles `tensor[128, 6]` too).  An annotation
+    only: tpbsim does not check it, and it is no input placeholder (that
+    needs a dtype: `tensor[[128, 512], nl.float32]`)."""
+
+    def __init__(self, dims):
+        if not dims or not all(d > 0 for d in dims):
+            raise NkiError("nki.typing.tensor[%s]: shape is a list of positive sizes" %
+                           ", ".join(map(str, dims)))
+        self.shape = tuple(int(d) for d in dims)
+
+    def __repr__(self):
+        return "tensor[%s]" % ", ".join(map(str, self.shape))
+
+
+def _size(x):
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
 def tensor_spec(cls, item):
-    """NkiTensor[...]: `tensor[[128, 512], nl.bfloat16]`, or the annotation
+    """NkiTensor[...]: sizes alone, `tensor[128, 512]` or `tensor[[128,
+    512]]` (a ShapeAnnotation); a shape and a dtype, `tensor[[128, 512],
+    nl.bfloat16]` (an input placeholder); or the annotation
     `tensor[mutable]` (cls itself)."""
     if item is mutable:
         return cls
+    dims = item if type(item) in (tuple, list) else (item,)
+    if all(_size(d) for d in dims):
+        return ShapeAnnotation(dims)
     if not isinstance(item, tuple) or len(item) != 2:
-        raise NkiError("nki.typing.tensor[shape, dtype]: expected a shape and a dtype (or "
-                       "nki.typing.mutable), got %r" % (item,))
+        raise NkiError("nki.typing.tensor[...]: expected sizes (tensor[128, 512]), a shape and "
+                       "a dtype (tensor[[128, 512], nl.float32]) or nki.typing.mutable, got %r"
+                       % (item,))
     return TensorSpec(*item)
 
 

@@ -548,9 +548,10 @@ def skipped(shape, dtype, buffer):
 # ---- nl.arange / nl.mgrid indices ----
 
 def column_of_column(t, key):
-    """t[k0, k1] on a partition-only on-chip view t, which NKI beta-1's
-    t2[:, i] is ([P, 1] in NKI, [P] here): k1 = 0 is t[k0] itself, a slice
-    of that one column (0:1, :) its [P, 1] view; None for other keys."""
+    """t[k0, k1] on a partition-only (1-D) on-chip view t, a [P] tile
+    (t2[:, i] is [P, 1], as in NKI: NkiTensor._index): k1 = 0 is t[k0]
+    itself, a slice of that one column (0:1, :) its [P, 1] view; None for
+    other keys."""
     k = key[1]
     if type(k) is int and k in (0, -1):
         return t._index(key[:1])

@@ -15,6 +15,7 @@ from . import _alloc, _groups, _programs, _sites, _tileops
 from ._state import (_LOCAL, Beta1Launch, NkiError, Retrace, beta1_form, current,  # noqa: F401
                      need_retrace, stack)
 from ._lin import Lin, _num  # noqa: F401
+from ._shape import Shape
 
 
 # ---- tensors and views ----
@@ -32,7 +33,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "addrs", "groups", "off", "fill")
+                 "rot", "blocks", "addrs", "groups", "off", "fill", "address")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -54,6 +55,9 @@ class _Base:
         # text, loc), each block filled when its tile is declared
         self.fill = None
         self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
+        # a tile placed by the kernel (address=, a direct allocation):
+        # (partition, byte offset), NkiTensor.address; None when the compiler places it
+        self.address = None
 
 
 class NkiTensor:
@@ -112,7 +116,8 @@ class NkiTensor:
     # NKI attributes
     @property
     def shape(self):
-        return tuple(c for _, c in self._ap)
+        """A tuple that also equals a list of the same sizes (_shape.py)."""
+        return Shape(c for _, c in self._ap)
 
     @property
     def dtype(self):
@@ -129,6 +134,14 @@ class NkiTensor:
     @property
     def ndim(self):
         return len(self._ap)
+
+    @property
+    def address(self):
+        """(partition_offset, free byte offset) of a tile the kernel placed
+        (nl.ndarray(address=), a direct allocation), as the NKI Library's
+        allocator page prints it; None for a tensor the compiler places
+        after tracing (every other tile, every HBM tensor)."""
+        return self.base.address
 
     def __repr__(self):
         return "NkiTensor(%s%s, %s, %s)" % (self.base.name, list(self.shape), self.dtype,
@@ -210,6 +223,7 @@ class NkiTensor:
         sl = self._sl
         pd = self._pd
         npd = 0   # block dims kept before the partition dim
+        last = None   # on chip: (step, base dim, slice) of the last free dim an int dropped
         rot = self.base.rot
         lb = self._lb or ((), 0) if pd else self._lb
         if sl is not None:
@@ -289,6 +303,15 @@ class NkiTensor:
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
+                if d > pd and self._onchip():   # a free dim dropped
+                    last = (step, kept[d], [b0 + k * bst, bst, 1]) if sl is not None else \
+                        (step, None, None)
+        if last is not None and len(ap) < 2:
+            # NKI: an on-chip view stays >= 2-D, its last free dim kept at size 1
+            # (t[:, 0, 10] is (64, 1): the language guide's "Tensor Indexing")
+            ap.append([last[0], 1])
+            if last[1] is not None:
+                sl[last[1]] = last[2]
         v = NkiTensor(self.base, off, ap, sl, npd)
         v._lb = lb
         return v
@@ -797,6 +820,7 @@ class Trace:
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             if place is not None:
                 buf += ', "addr": %d' % place[0]
+                b.address = (0, place[0])   # tiles are placed from partition 0
             decl = sh[0]
             if len(shape) > _MAX_DIMS:   # declared [P, F], viewed in NKI's dims
                 decl = str([shape[0], int(np.prod(shape[1:]))])

@@ -9,7 +9,7 @@ import json
 import math
 from enum import Enum, IntEnum
 
-from . import _beta1, _groups, _state, _trace, _views, language
+from . import _beta1, _groups, _refuse, _state, _trace, _views, language
 from ._trace import Lin, NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -254,6 +254,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
     cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    _refuse.hwdge_dtypes(dst, src, _enum_of(globals()["dge_mode"], dge_mode, "dge_mode", loc), loc)
     if type(src) is _views._Dyn or type(dst) is _views._Dyn:   # select(dim, tensor)
         return _views.dynamic_dma(dst, src, loc, oob_mode, dge_mode, priority, name,
                                   dst_rmw_op, mask)
@@ -362,6 +363,7 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None, mask=None):
 
 def memset(dst, value, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
+    _refuse.memset_value(dst, value, loc)
     f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
     if mask is None:   # a start partition the engines do not allow: a masked window
         from ._partition import memset_fields

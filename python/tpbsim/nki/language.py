@@ -603,6 +603,11 @@ class _TileSize:
     bn_stats_fmax = 512
     psum_num_banks = 8
     psum_bank_fmax_bytes = 2048
+    # the least byte alignment of a free-dim address (nl.ndarray(address=)):
+    # NKI's values (its front-end's tile_size constants, leanprover/KLR's
+    # kernelEnv); tpbsim asks a multiple of the element size (kernel-format.md)
+    psum_min_align = 4
+    sbuf_min_align = 1
 
     @property
     def total_available_sbuf_size(self):
