@@ -89,17 +89,17 @@ class Checker:
         orig = Kernel._trace
         chk = self
 
-        def traced(self, args, kwargs, symbolic):
+        def traced(self, args, kwargs, symbolic, *rest):
             if not symbolic:
-                return orig(self, args, kwargs, False)
+                return orig(self, args, kwargs, False, *rest)
             try:
-                new = orig(self, args, kwargs, True)
+                new = orig(self, args, kwargs, True, *rest)
             except _trace.Retrace:
                 chk.counts["per iteration"] += 1
                 chk.fallbacks.add(self.fn.__name__)
                 raise
             try:
-                old = orig(self, args, kwargs, False)
+                old = orig(self, args, kwargs, False, *rest)
             except NkiError:   # e.g. pid % 2: an error per iteration only
                 chk.counts["only traced once"] += 1
                 return new

@@ -348,3 +348,63 @@ def test_while_loop_traced_once_and_errors():
         return n
     with pytest.raises(tpbsim.NkiError, match="must return the register of the next condition"):
         bad(np.zeros((1, 1), np.int32))
+
+
+# ---- register values at trace time: the documented NkiErrors ----
+
+def _line(marker):
+    """The line of this file that holds `marker` (a comment)."""
+    with open(__file__) as f:
+        lines = [n for n, ln in enumerate(f, 1) if ln.rstrip().endswith(marker)]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_while_register_truth_value_error():
+    # NKI's dynamic `while reg:` before 0.6 (docs/python.md "Not supported":
+    # use nl.while_loop): an NkiError at the first test, not a body unrolled
+    # until memory runs out (a register counted as true)
+    bodies = []
+
+    @nki.jit
+    def k(n):
+        reg = nisa.register_alloc()
+        nisa.register_load(reg, n)
+        while reg:   # while-reg-marker
+            bodies.append(1)
+            if len(bodies) > 3:
+                raise RuntimeError("the body is unrolled")
+            nisa.register_load(reg, n)
+        return n
+    with pytest.raises(tpbsim.NkiError) as e:
+        k(np.zeros((1, 1), np.int32))
+    assert str(e.value) == (
+        "test_dynamic_loops.py:%d: VirtualRegister(vreg0): a register's truth value is known at "
+        "run time only, so `while reg:` (NKI's deprecated dynamic while loop) and `if reg:` "
+        "cannot be traced; write nl.while_loop(reg, body), whose body returns the register of "
+        "the next condition" % _line("# while-reg-marker"))
+    assert bodies == []
+
+
+def test_register_start_variable_index_error():
+    # dynamic_range(register, register) (the SDK's about/index loop header):
+    # its variable is a register, whose value is known at run time only, so
+    # t[i] is docs/python.md's NkiError, not a bare int() TypeError
+    @nki.jit
+    def k(t):
+        out = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        lower_bound = nisa.register_alloc(0)
+        upper_bound = nisa.register_alloc(10)
+        for i in nl.dynamic_range(lower_bound, upper_bound):
+            s = nl.ndarray((1, 64), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=s, src=t[i])   # index-reg-marker
+            nisa.dma_copy(dst=out[0:1, :], src=s)
+        return out
+    with pytest.raises(tpbsim.NkiError) as e:
+        k(np.zeros((16, 64), np.float32))
+    assert str(e.value) == (
+        "test_dynamic_loops.py:%d: VirtualRegister(dyn_i_reg) holds a value known at run time "
+        "only (a register from register_alloc, or the variable of a nl.fori_loop / "
+        "nl.dynamic_range from a register start): no arithmetic or slicing at trace time; "
+        "index with .ap(scalar_offset=reg) or store it with register_store"
+        % _line("# index-reg-marker"))

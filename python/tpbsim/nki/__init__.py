@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from . import _alloc, _bench, _programs, _trace, compiler, isa, language
+from . import _alloc, _bench, _carried, _programs, _trace, compiler, isa, language
 from ._bench import benchmark, profile  # noqa: F401  (NKI beta-2's, simulated)
 from ._trace import NkiError, NkiTensor
 from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
@@ -357,6 +357,11 @@ class Kernel:
             return _bench.profile_call(self, args, kwargs)
         from .. import simulate as _simulate
         return _simulate(self, *args, **kwargs).outputs
+
+
+# the frame that calls a kernel being traced: the loop-state check reads the
+# kernel's frames up to it (_carried)
+_carried.STOP.add(Kernel._trace.__code__)
 
 
 def _leaves(name, v):

@@ -23,6 +23,17 @@ class VirtualRegister:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_value
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_value
+    # t[reg], int(reg), range(reg): a value at trace time
+    __index__ = __int__ = __float__ = _no_value
+
+    def __bool__(self):
+        """`while reg:` / `if reg:` (NKI's dynamic while before 0.6): the
+        truth value is known at run time only; without this every register
+        is true and `while reg:` unrolls its body forever."""
+        raise NkiError("%r: a register's truth value is known at run time only, so `while reg:` "
+                       "(NKI's deprecated dynamic while loop) and `if reg:` cannot be traced; "
+                       "write nl.while_loop(reg, body), whose body returns the register of the "
+                       "next condition" % self)
 
 
 def _vreg(x, what, loc, write=False):

@@ -645,6 +645,7 @@ class Trace:
         # axis) of run-time indices t[:, q] (_runindex): for NumPy's IndexError
         self.indirect = set()
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
+        self.mod_allocs = 0          # tiles made with beta-2's ncc.*.mod_alloc / alloc buffers
         self.target = None           # the target traced for (None: trn2), Kernel.target
         self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
         self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name

@@ -6,11 +6,12 @@ nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
 import builtins
+import sys
 
 import numpy as np
 
 from .. import _ndtypes
-from . import _loadmode, _programs, _runindex, _trace, _views
+from . import _carried, _loadmode, _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -206,11 +207,13 @@ def _ndarray(shape, dtype, buffer, name, loc, address=None):
     if tr.ranks and _buffer(buffer) in (hbm, private_hbm, shared_hbm):
         from . import _ranks   # ncc.run_ranks: every rank its own HBM tensor
         return _ranks.rank_hbm(tr, shape, dt, _buffer(buffer), name, loc)
-    if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
-        from . import _alloc
-        p = pds[0] if pds else 0
-        rot, place = tr.sites.once(loc, (tuple(shape), dt, buffer.buffer, p),
-                                   lambda: _alloc.plan(buffer, shape, p, dt, loc))
+    if type(buffer).__name__ == "_Alloc":
+        tr.mod_allocs += 1   # written for beta-2's traced-once loops (_carried)
+        if not getattr(tr, "force_auto_alloc", False):
+            from . import _alloc
+            p = pds[0] if pds else 0
+            rot, place = tr.sites.once(loc, (tuple(shape), dt, buffer.buffer, p),
+                                       lambda: _alloc.plan(buffer, shape, p, dt, loc))
     if address is not None and not getattr(tr, "force_auto_alloc", False):
         from . import _address   # NKI 0.x direct allocation of one tile
         if place is not None:
@@ -412,20 +415,23 @@ def _symbolic_loop(tr, kind, r, loc):
     """Yield one symbolic variable (a Lin) twice: the body is traced two
     times, the first pass undone before the second (Trace.undo_pass).  The
     passes must give the same ops, which catches Python state carried from
-    one iteration to the next (`prev = t`, a counter used in an op); the
-    ops become one loop op with a body.  A pass that stops early (break,
-    return, an exception) or ops that differ make the kernel be traced
-    again per iteration (docs/python.md "Loops")."""
+    one iteration to the next (`prev = t`, a counter used in an op), and
+    so must the Python state they leave (_carried: a counter read after
+    the loop); the ops become one loop op with a body.  A pass that stops
+    early (break, return, an exception), ops or state that differ make the
+    kernel be traced again per iteration (docs/python.md "Loops")."""
     var = tr.loop_var(r)
     sym = Lin(0, {var: 1})
     fr = tr.open_frame(var, r.start)
     mark = len(tr.body)
     passes = []
     site = tr.sites.enter_loop(loc)
+    state = _carried.Watch(tr, sys._getframe(1))   # the frame running the loop
     try:
         for p in (0, 1):
             with tr.sites.iteration(site):
                 yield sym
+            state.after_pass(sys._getframe(1))
             passes.append(tr.body[mark:])
             del tr.body[mark:]
             if p == 0:
@@ -435,7 +441,7 @@ def _symbolic_loop(tr, kind, r, loc):
         tr.closed.add(var)
         if len(passes) != 2:
             tr.retrace = True   # closed early: no exception may escape here
-    if passes[0] != passes[1]:
+    if passes[0] != passes[1] or state.carried():
         _trace.need_retrace()
     rng = [r.start, r.stop, r.step] if r.step != 1 else [r.start, r.stop] if r.start else [r.stop]
     tr.body.append('{"op": "%s", "var": "%s", "range": %s, "loc": "%s", "body": [\n%s\n]}' % (
