@@ -9,6 +9,10 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
+#endif
+/* the same condition as hugepage.c's mappings: elsewhere a large block is
+ * realloc'ed memory, which only tpb_array_free may release */
+#if defined(__linux__) && defined(MREMAP_FIXED)
 #define HAVE_SPARES 1
 #endif
 
