@@ -19,14 +19,32 @@
 #define PAGE_2M ((size_t)2 << 20)
 
 #ifdef HAVE_SPARES
+#define VEC_PAGES 512   /* system pages of a 2 MiB page at 4 KiB (fewer at larger pages) */
+
+/* The system page size, 0 when unknown. */
+static size_t page_size(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    return ps > 0 && (size_t)ps <= PAGE_2M ? (size_t)ps : 0;
+}
+
+/* Which system pages (of `page` bytes) of the 2 MiB page at p are in
+ * memory, into vec (bit 0 of a byte each); how many pages vec describes,
+ * 0 when that cannot be told. */
+static size_t residency(char *p, size_t page, unsigned char vec[VEC_PAGES])
+{
+    size_t n = page ? PAGE_2M / page : 0;
+    if (n > VEC_PAGES)
+        n = VEC_PAGES;
+    return n && mincore(p, n * page, vec) == 0 ? n : 0;
+}
+
 /* Whether any page of the 2 MiB page at p is in memory (an unknown answer
  * counts as no: the page is then unmapped, as without spares). */
 static bool in_memory(char *p, size_t page)
 {
-    unsigned char vec[512];
-    size_t n = PAGE_2M / page <= sizeof vec ? PAGE_2M / page : sizeof vec;
-    if (mincore(p, n * page, vec) != 0)
-        return false;
+    unsigned char vec[VEC_PAGES];
+    size_t n = residency(p, page, vec);
     for (size_t j = 0; j < n; j++)
         if (vec[j] & 1)
             return true;
@@ -52,14 +70,14 @@ void tpb_spare_put(tpb_spare_t *s, void *p, size_t bytes)
     if (!p)
         return;
 #ifdef HAVE_SPARES
-    long ps = sysconf(_SC_PAGESIZE);
-    if (s && bytes >= TPB_ARRAY_MAP_MIN && ps > 0) {
+    size_t page = page_size();
+    if (s && bytes >= TPB_ARRAY_MAP_MIN && page) {
         /* only the pages in memory are worth keeping: each run of them is
          * a spare, the 2 MiB pages never touched are unmapped now */
         char *base = p, *run = NULL;
         size_t len = tpb_array_room(bytes);
         for (size_t at = 0; at <= len; at += PAGE_2M) {
-            bool keep_it = at < len && in_memory(base + at, (size_t)ps);
+            bool keep_it = at < len && in_memory(base + at, page);
             if (keep_it && !run)
                 run = base + at;
             if (!keep_it && run) {
@@ -132,14 +150,13 @@ void *tpb_spare_take_zero(tpb_spare_t *s, size_t bytes)
     if (!p)
         return NULL;
     /* clear the pages in memory; the others read zero and stay untouched */
-    long ps = sysconf(_SC_PAGESIZE);
-    size_t page = ps > 0 ? (size_t)ps : 4096, len = tpb_array_room(bytes);
-    unsigned char vec[512];
-    for (size_t at = 0; at < len; at += sizeof vec * page) {
-        size_t n = (len - at) / page < sizeof vec ? (len - at) / page : sizeof vec;
-        if (mincore(p + at, n * page, vec) != 0) {
-            memset(p + at, 0, len - at);
-            break;
+    size_t page = page_size(), len = tpb_array_room(bytes);
+    unsigned char vec[VEC_PAGES];
+    for (size_t at = 0; at < len; at += PAGE_2M) {
+        size_t n = residency(p + at, page, vec);
+        if (n * page != PAGE_2M) {   /* not told page by page: all of it */
+            memset(p + at, 0, PAGE_2M);
+            continue;
         }
         for (size_t j = 0; j < n; j++)
             if (vec[j] & 1)

@@ -515,9 +515,7 @@ int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
      * share huge pages (apart, most would be malloc'ed, page by page);
      * the opcode columns (a byte per bundle) follow them */
     size_t need = total * (sizeof(gen_debug_t) + 1), bytes = spare_bytes(bundles, need);
-    gen_debug_t *p = tpb_spare_take(g->m->spare, bytes);   /* every byte written before read */
-    if (!p)
-        p = tpb_array_grow(NULL, 0, bytes);
+    gen_debug_t *p = tpb_spare_grow(g->m->spare, NULL, 0, bytes);   /* written before read */
     if (!p)
         return tpb_errf(err, "out of memory in the generator");
     g->dbg_block = p;
