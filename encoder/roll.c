@@ -324,12 +324,22 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
         goto out;
     }
     int ndyn = 0;
-    for (int i = 0; i < k->nloops; i++)
+    for (int i = 0; i < k->nloops; i++) {
         if (k->loops[i].dynamic && ++ndyn > 1) {
             tpb_errf(err, "%s: only one dynamic_range / fori_loop / while_loop loop per kernel",
                      k->loops[i].path);
             goto out;
         }
+        /* a dynamic loop is always a candidate unless its body has no
+         * instruction: an empty dynamic_range does nothing, an empty
+         * while_loop never changes its condition (runs forever if set) */
+        if (k->loops[i].dyn_while && !cand[i]) {
+            tpb_errf(err, "%s: while_loop: the body does not set the condition register (it "
+                     "has no instruction: a non-zero condition would loop forever)",
+                     k->loops[i].path);
+            goto out;
+        }
+    }
     if (!eff_sorted(b)) {
         if (ndyn) {
             tpb_errf(err, "dynamic_range: the scheduled instructions are not in op order");

@@ -257,6 +257,11 @@ def main():
         {"op": "load_tensor_to_register", "src": "tn", "reg": "cnt", "engine": "sp"}]}
     refused(tpb, work, "while_oneeng", wl, "while_loop: the loop body cannot be emitted as one "
             "loop: the body does not set the condition register on every engine")
+    # an empty body (no instruction) never sets it: a non-zero condition
+    # would loop forever, so it is refused, not dropped as an empty loop
+    wl["body"][-2]["body"] = []
+    refused(tpb, work, "while_empty", wl, "while_loop: the body does not set the condition "
+            "register (it has no instruction")
     wl["body"][-2]["cond"] = "nope"
     refused(tpb, work, "while_cond", wl, "field 'cond'")
     print("dynamic loops: ok")

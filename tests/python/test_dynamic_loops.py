@@ -360,32 +360,6 @@ def _line(marker):
     return lines[0]
 
 
-def test_while_register_truth_value_error():
-    # NKI's dynamic `while reg:` before 0.6 (docs/python.md "Not supported":
-    # use nl.while_loop): an NkiError at the first test, not a body unrolled
-    # until memory runs out (a register counted as true)
-    bodies = []
-
-    @nki.jit
-    def k(n):
-        reg = nisa.register_alloc()
-        nisa.register_load(reg, n)
-        while reg:   # while-reg-marker
-            bodies.append(1)
-            if len(bodies) > 3:
-                raise RuntimeError("the body is unrolled")
-            nisa.register_load(reg, n)
-        return n
-    with pytest.raises(tpbsim.NkiError) as e:
-        k(np.zeros((1, 1), np.int32))
-    assert str(e.value) == (
-        "test_dynamic_loops.py:%d: VirtualRegister(vreg0): a register's truth value is known at "
-        "run time only, so `while reg:` (NKI's deprecated dynamic while loop) and `if reg:` "
-        "cannot be traced; write nl.while_loop(reg, body), whose body returns the register of "
-        "the next condition" % _line("# while-reg-marker"))
-    assert bodies == []
-
-
 def test_register_start_variable_index_error():
     # dynamic_range(register, register) (the SDK's about/index loop header):
     # its variable is a register, whose value is known at run time only, so

@@ -137,5 +137,11 @@ def while_loop(init, body_fun):
         if nxt.name != init.name:
             from . import isa as _isa
             _isa.register_move(init, nxt)
-    _trace.current().body.append('{"op": "while_loop", "cond": "%s", "loc": "%s", "body": '
-                                 '[\n%s\n]}' % (init.name, loc, ",\n".join(body)))
+    emit_while(_trace.current(), init.name, loc, body)
+
+
+def emit_while(tr, cond, loc, ops):
+    """One kernel-format while_loop op on register cond around the body's
+    ops (nl.while_loop, and `while reg:`: _whilereg.py)."""
+    tr.body.append('{"op": "while_loop", "cond": "%s", "loc": "%s", "body": [\n%s\n]}' % (
+        cond, loc, ",\n".join(ops)))

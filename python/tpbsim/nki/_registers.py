@@ -1,8 +1,11 @@
 """nki.isa's virtual registers (kernel-format register_*;
 docs/kernel-format.md): register_alloc / move / load / store and the
 VirtualRegister they pass.  isa.py re-exports them."""
-from . import _trace, language
-from ._trace import Lin, NkiError
+import numbers
+import sys
+
+from . import _trace, _whilereg, language
+from ._trace import Lin, NkiError, NkiTensor
 from .isa import _emit, _t, memset
 
 
@@ -23,17 +26,30 @@ class VirtualRegister:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_value
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_value
+    __lt__ = __le__ = __gt__ = __ge__ = _no_value
     # t[reg], int(reg), range(reg): a value at trace time
     __index__ = __int__ = __float__ = _no_value
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        """`reg == 0`, `while reg != 0:`: without this a register is never
+        equal to a number, and `while reg != 0:` unrolls its body forever.
+        NKI's dynamic while takes "a condition that is a single register
+        value" (nki-language-guide): `while reg:`."""
+        if isinstance(other, numbers.Number):
+            raise NkiError("%s: %r compared with %r: a register's value is known at run time "
+                           "only; the condition of NKI's dynamic while loop is the register "
+                           "itself (`while reg:`, run while it is non-zero)" % (
+                               _trace.caller_loc(), self, other))
+        return NotImplemented
+
+    __ne__ = __eq__
 
     def __bool__(self):
-        """`while reg:` / `if reg:` (NKI's dynamic while before 0.6): the
-        truth value is known at run time only; without this every register
-        is true and `while reg:` unrolls its body forever."""
-        raise NkiError("%r: a register's truth value is known at run time only, so `while reg:` "
-                       "(NKI's deprecated dynamic while loop) and `if reg:` cannot be traced; "
-                       "write nl.while_loop(reg, body), whose body returns the register of the "
-                       "next condition" % self)
+        """`while reg:` (NKI's dynamic while loop): the body runs at run
+        time while the register is non-zero (_whilereg.py); any other truth
+        test is an NkiError."""
+        return _whilereg.truth(self, sys._getframe(1))
 
 
 def _vreg(x, what, loc, write=False):
@@ -59,6 +75,12 @@ def register_alloc(x=None):
     tr._nki_nregs = n + 1
     r = VirtualRegister("vreg%d" % n)
     f = [("reg", '"%s"' % r.name)]
+    if isinstance(x, NkiTensor):
+        # a tensor element (the NKI Library's moe_tkg: register_alloc(t[0, 0]),
+        # beyond the stub's int | None): the register loaded from it
+        _emit("register_alloc", loc, f)
+        _emit("register_load", loc, [("dst", '"%s"' % r.name), ("src", _t(x, "x", loc))])
+        return r
     if x is not None:
         f.append(("x", str(int(x))))
     _emit("register_alloc", loc, f)

@@ -641,6 +641,7 @@ class Trace:
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
         self.loop_regs = {}          # dynamic loop variable -> [its register, read as one]
+        self.while_open = []         # `while reg:` bodies being traced (_whilereg.py)
         # (rows, cols, first col) of a[idx_tile, cols] accesses, (size, 1, 0,
         # axis) of run-time indices t[:, q] (_runindex): for NumPy's IndexError
         self.indirect = set()
@@ -886,6 +887,8 @@ class Trace:
         return self._whole_view(b)
 
     def to_json(self, outputs, schedule=None):
+        from ._whilereg import check_closed
+        check_closed(self)
         outs = [o.base for o in outputs]
         decl = lambda b: '{"name": "%s", "shape": %s, "dtype": "%s"}' % (b.name, list(b.shape),
                                                                        b.dtype)
