@@ -4,9 +4,11 @@ not").  isa.py re-exports it."""
 import json
 import math
 
-from . import _trace, language
-from ._trace import NkiTensor
-from .isa import _common, _emit, _opn, _t, dma_copy, memset, oob_mode
+from . import _beta1, _trace, language
+from ._trace import NkiError, NkiTensor
+from .isa import _common, _emit, _enum_of, _opn, _t, dma_copy, memset, oob_mode
+
+_OOB = oob_mode   # (the class; dma_compute's parameter takes its name)
 
 
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
@@ -21,7 +23,13 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     depthwise_conv1d adding two float32 tiles into its bf16 output) goes to
     a float32 scratch (_acc_buffer), then one DMA rounds it into dst."""
     loc = _trace.caller_loc()
-    srcs = [_staged(x, oob_mode) for x in srcs]   # gathered sources: through a tile
+    oob_mode = _enum_of(_OOB, oob_mode, "oob_mode", loc)
+    if oob_mode == _OOB.skip and any(_gathered(x) for x in srcs):
+        _gather_rmw_only(dst, srcs, scales, loc)
+        srcs = [_staged(x, oob_mode) for x in srcs]
+        oob_mode = _OOB.error   # applied: the staging gather skipped those rows
+    else:
+        srcs = [_staged(x, oob_mode) for x in srcs]   # gathered sources: through a tile
     narrow = isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32"
     if narrow and len(srcs) == 2:
         srcs, scales = _exact_first(dst, srcs, scales, loc)
@@ -77,17 +85,41 @@ def _exact_first(dst, srcs, scales, loc):
     return [b, a], None if scales is None else [scales[1], scales[0]]
 
 
+def _gathered(src):
+    return isinstance(src, NkiTensor) and src.is_indirect()
+
+
+def _gather_rmw_only(dst, srcs, scales, loc):
+    """oob_mode.skip with a gathered source: NKI's gather read-modify-write
+    form only, dst(SBUF) = dst + src(HBM)[indices] (two sources, one of
+    them dst itself, scales 1).  There a skipped row adds -0.0, the
+    additive identity, so dst keeps that row bit for bit, as when the DMA
+    skips it; with any other source or scale the row would change."""
+    g = [s for s in srcs if _gathered(s)]
+    rest = [s for s in srcs if not _gathered(s)]
+    ok = (len(srcs) == 2 and len(g) == 1 and type(dst) is NkiTensor and not _gathered(dst) and
+          type(rest[0]) is NkiTensor and (_beta1._same_view(rest[0], dst) or
+                                          _t(rest[0], "srcs", loc) == _t(dst, "dst", loc)) and
+          (scales is None or all(float(x) == 1.0 for x in scales)))
+    if not ok:
+        raise NkiError("%s: dma_compute: oob_mode.skip with a gathered (vector_offset) source "
+                       "is supported in NKI's gather read-modify-write form only: "
+                       "dma_compute(dst=acc, srcs=[table.ap(..., vector_offset=idx), acc], "
+                       "reduce_op=nl.add) with acc in SBUF and scales 1.0" % loc)
+
+
 def _staged(src, oob):
     """A gathered / run-time-selected dma_compute source read into an SBUF
     tile first (the kernel format's dma_compute takes direct operands; the
     NKI Library's topk_reduce adds gathered rows into its accumulator with
     srcs=[gather, acc]).  The sum is the same; under oob_mode.skip the tile
-    is zeroed first, so a skipped row adds nothing."""
-    if not (isinstance(src, NkiTensor) and src.is_indirect()):
+    is set to -0.0 first, so a skipped row adds x + -0.0 == x (every x,
+    -0.0 included; +0.0 would turn a -0.0 into +0.0): _gather_rmw_only."""
+    if not _gathered(src):
         return src
     t = language.ndarray(tuple(src.shape), dtype=src.dtype, buffer=language.sbuf,
                          name="dma_compute_src")
     if oob == oob_mode.skip:
-        memset(dst=t, value=0)
+        memset(dst=t, value=-0.0)
     dma_copy(dst=t, src=src, oob_mode=oob)
     return t

@@ -139,9 +139,19 @@ def _mask_truth():
     return True
 
 
+def _no_or(a, b):
+    """`|` of mask comparisons: NKI's masks are one comparison or several
+    joined with `&` (beta-1 docs, "NKI API Masking"); a union is not one."""
+    raise NkiError("`|` of index comparisons: a mask (or an nl.where condition on "
+                   "indices) joins comparisons with & only, all of them holding, as NKI's "
+                   "masks: `mask=(i_p < n)` or `mask=(i_p < n) & (i_f < m)`; keep the "
+                   "comparison that decides it, or split the op in two with disjoint masks")
+
+
 class IndexPredicate:
     """expr CMP 0 over dst's indices: one affine predicate (one PredExt)."""
     __slots__ = ("e", "op")
+    __or__ = __ror__ = _no_or
 
     def __init__(self, e, op):
         self.e, self.op = e, op
@@ -190,6 +200,7 @@ class IndexPredicate:
 class IndexMask:
     """An AND of IndexPredicates (at most 4: one PredExt each)."""
     __slots__ = ("preds",)
+    __or__ = __ror__ = _no_or
 
     def __init__(self, preds):
         self.preds = list(preds)

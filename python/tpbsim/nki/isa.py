@@ -860,14 +860,21 @@ def _vals8(vals, loc):
     elements; a view that repeats or strides them (cascaded_max's
     `value.ap([[1, P], [0, 8]])`, one max broadcast to the 8 slots) is first
     copied to a [P, 8] tile (a tensor_copy: the same values)."""
-    if type(vals) is not NkiTensor or not vals._onchip():
-        return vals
-    free = [(st, n) for st, n in vals._ap[1:] if n != 1]
-    if free and free[-1][0] == 1 and all(a == b * m for (a, _), (b, m) in zip(free, free[1:])):
+    if _ptr8(vals):
         return vals
     t = language._ndarray((vals.shape[0], 8), vals.dtype, language.sbuf, "vals8", loc)
     _emit("tensor_copy", loc, [("dst", t.text()), ("src", _t(vals, "vals", loc))])
     return t
+
+
+def _ptr8(x):
+    """Whether x is what the Max8 family's per-partition pointer reads or
+    writes: 8 contiguous elements a partition (or not an on-chip view)."""
+    if type(x) is not NkiTensor or not x._onchip():
+        return True
+    free = [(st, n) for st, n in x._ap[1:] if n != 1]
+    return bool(free) and free[-1][0] == 1 and all(
+        a == b * m for (a, _), (b, m) in zip(free, free[1:]))
 
 
 def nc_find_index8(dst, data, vals, name=None):
@@ -883,9 +890,17 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     vals = _vals8(vals, loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("vals", _t(vals, "vals", loc)), ("imm", _scalar(imm, "imm", loc))]
+    view = None
+    if dst_idx is not None and not _ptr8(dst_idx) and math.prod(dst_idx.shape[1:]) == 8:
+        # any other view (argsort_unstable's reversed `.ap([[n, P], [-1, 8]])`):
+        # written to a [P, 8] tile, which is then copied into it
+        view = dst_idx
+        dst_idx = language._ndarray((view.shape[0], 8), view.dtype, language.sbuf, "idx8", loc)
     if dst_idx is not None:
         f.append(("dst_idx", _t(dst_idx, "dst_idx", loc)))
     _emit("match_replace8", loc, _common(f, name, None, loc))
+    if view is not None:
+        _emit("tensor_copy", loc, [("dst", _t(view, "dst_idx", loc)), ("src", dst_idx.text())])
 
 
 def quantize_mx(dst, src, dst_scale, name=None):
