@@ -339,7 +339,7 @@ extern const tir_op_rare_t tir_rare_default;
  *                dst2 = reduce_res [P,1] (optional).                 nsrc=1
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
- *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match
+ *  FIND_INDEX8   dst [P,8] uint16/32 = index in src[0] of the first match
  *                of each value of src[1] [P,8].                     nsrc=2
  *  MATCH_REPLACE8 dst = src[0] with the first match of each value of
  *                src[1] [P,8] replaced by `value`; dst2 = the indices

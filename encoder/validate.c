@@ -570,9 +570,11 @@ static int check_8(const vctx_t *v)
             return vfail(v, "src", "free size %lld (8..16384)", (long long)ap_free(s));
     }
     if (op->kind == TIR_FIND_INDEX8) {
+        /* NKI: uint16 or uint32 (not found: all ones, 0xFFFF in uint16) */
         unsigned dt = odt(v, d);
-        if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
-            return vfail(v, "dst", "dtype %s (indices are uint32)", isa_dtype_numpy_name(dt));
+        if (dt != ISA_DT_UINT32 && dt != ISA_DT_UINT16)
+            return vfail(v, "dst", "dtype %s (indices are uint16 or uint32)",
+                         isa_dtype_numpy_name(dt));
     }
     if (op->kind == TIR_FIND_INDEX8 || op->kind == TIR_MATCH_REPLACE8) {
         if (ap_free(op->src[1]) != 8 || ap_parts(op->src[1]) != ap_parts(s))

@@ -120,6 +120,14 @@ static int check_dma_transpose(const vctx_t *v)
     if (gather) {
         if (s->ndim != 3)
             return vfail(v, "axes", "%s provided for gather transpose, only 3D supported.", ax);
+        /* the index TAP reads partition-major; NKI reads a [128, N] index
+         * column-major (indices.T.flatten()), so N > 1 is refused here and
+         * the Python front-end issues one gather-transpose per column */
+        if (ap_free(op->index) != 1)
+            return vfail(v, "index", "[%lld, %lld]: a gather-transpose takes one index per "
+                         "partition ([n, 1]); NKI reads a [128, N] index column-major "
+                         "(indices.T.flatten()): write one gather-transpose per column",
+                         (long long)ap_parts(op->index), (long long)ap_free(op->index));
     }
     switch (s->ndim) {
     case 2:

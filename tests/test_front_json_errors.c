@@ -114,6 +114,31 @@ static void test_seed_messages_dma(void **state)
     fails_with(T("idx", "[128, 1]", "int32") T("g", "[64, 128]", "float32")
                "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}}",
                "(1, 0) provided for gather transpose, only 3D supported.", NULL);
+    /* a gather-transpose index is one per partition: the index TAP would
+     * read a [128, 2] one row-major where NKI reads it column-major */
+    {
+        tir_kernel_t gk;
+        parses(T("idx", "[128, 1]", "int32") T("g", "[64, 1, 128]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'tab.reshape(1000, 1, 64)',"
+               " 'index': 'idx'}, 'axes': [2, 1, 0]}", &gk);
+        tir_kernel_free(&gk);
+    }
+    fails_with(T("idx", "[128, 2]", "int32") T("g", "[64, 1, 256]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'tab.reshape(1000, 1, 64)',"
+               " 'index': 'idx'}, 'axes': [2, 1, 0]}",
+               "field 'index'", "[128, 2]: a gather-transpose takes one index per partition");
+    /* nc_find_index8 writes uint16 or uint32 indices (NKI), nothing else */
+    {
+        tir_kernel_t fk;
+        parses(T("t", "[128, 64]", "float32") T("v", "[128, 8]", "float32")
+               T("i16", "[128, 8]", "uint16")
+               "{'op': 'find_index8', 'dst': 'i16', 'src': 't', 'vals': 'v'}", &fk);
+        tir_kernel_free(&fk);
+    }
+    fails_with(T("t", "[128, 64]", "float32") T("v", "[128, 8]", "float32")
+               T("i32", "[128, 8]", "int32")
+               "{'op': 'find_index8', 'dst': 'i32', 'src': 't', 'vals': 'v'}",
+               "field 'dst'", "dtype int32 (indices are uint16 or uint32)");
     fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
                "{'op': 'indirect_save', 'dst': {'tensor': 'tab', 'index': 'idx'}, 'src': 'g',"
                " 'rmw_op': 'multiply'}",

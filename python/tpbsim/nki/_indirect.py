@@ -59,11 +59,14 @@ class IndRows:
     the elements one index value moves the access by, the number of valid
     values): the view's own pattern at offset is the access of value 0, so
     one index row is a run-time select of it (_runindex.hbm_indirect, a
-    gather / scatter between two HBM tensors)."""
-    __slots__ = ("part", "runs", "whole", "dyn")
+    gather / scatter between two HBM tensors).  reindex(idx, n): the same
+    access of n rows indexed by idx (a gather-transpose's index column,
+    gather_transpose_cols), or None."""
+    __slots__ = ("part", "runs", "whole", "dyn", "reindex")
 
-    def __init__(self, part, runs, whole, dyn):
+    def __init__(self, part, runs, whole, dyn, reindex=None):
         self.part, self.runs, self.whole, self.dyn = part, runs, whole, dyn
+        self.reindex = reindex
 
     def __call__(self, lo, hi):
         return self.whole(lo, hi)
@@ -152,8 +155,46 @@ def view_rows(view, off, pat, index, indirect_dim):
                                                  index[lo:hi], 0),
         [(0, 1, pat[1][1])],
         lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], 0),
-        (index, cols, rows - r0))
+        (index, cols, rows - r0),
+        lambda idx, n: view_rows(view, off, [[pat[0][0], n], pat[1]], idx, 0))
     return t
+
+
+def gather_transpose_cols(dst, src, axes, loc, kw, name):
+    """A gather-transpose (dma_transpose of a .ap(vector_offset=idx) src)
+    whose index idx is [128, N], N > 1: NKI reads it column-major, row j
+    of the gather is idx.T.flatten()[j] (its dma_transpose docstring), so
+    it is one gather-transpose per index column c: rows 128c.. of the
+    gather into dst columns 128c.. (the kernel format's index is one per
+    partition).  False when idx has one column (the caller emits it; kw:
+    the DMA's other arguments)."""
+    from . import isa
+    rows = src._ind
+    index = rows.dyn[0] if isinstance(rows, IndRows) else None
+    if (index is None or rows.reindex is None or len(index.shape) != 2 or
+            int(index.shape[1]) == 1):
+        return False
+    p, ncol = int(index.shape[0]), int(index.shape[1])
+    n = int(src._ap[0][1])   # src.shape[0]: the rows gathered
+    if p != 128:
+        raise NkiError("%s: dma_transpose: an index of %d columns must have exactly 128 "
+                       "partitions (NKI: when indices.shape[1] > 1, indices.shape[0] must be "
+                       "128), got [%d, %d]" % (loc, ncol, p, ncol))
+    if n > p * ncol:
+        raise NkiError("%s: dma_transpose: the index [%d, %d] holds %d indices for %d rows (NKI: "
+                       "indices.shape[0] * indices.shape[1] must be >= src.shape[0])" % (
+                           loc, p, ncol, p * ncol, n))
+    if not isinstance(dst, NkiTensor) or len(dst.shape) != 2 or int(dst.shape[1]) != n:
+        raise NkiError("%s: dma_transpose: a gather-transpose dst must be a 2-D tile [%d, %d], "
+                       "got %s" % (loc, int(src._ap[1][1]), n, _t(dst, "dst", loc)
+                                   if isinstance(dst, NkiTensor) else dst))
+    _trace.SKIP.update((gather_transpose_cols.__code__, isa.dma_transpose.__code__))
+    for c in range((n + p - 1) // p):
+        m = min(p, n - c * p)
+        part = rows.reindex(index[0:m, c:c + 1], m)
+        isa.dma_transpose(dst[:, c * p:c * p + m], part, axes,
+                          name=None if name is None else "%s_%d" % (name, c), **kw)
+    return True
 
 
 def _runs(pat, off, cols):

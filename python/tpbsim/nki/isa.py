@@ -321,6 +321,11 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         # a 4-D gather source: one 2-D gather-transpose per (A, B) position
         return _gather_nd.transpose_nd(dst, src, axes, loc, dict(
             priority=priority, dge_mode=dge_mode, oob_mode=oob_mode), name)
+    if isinstance(src, NkiTensor) and src._gt is not None:
+        from ._indirect import gather_transpose_cols   # NKI's [128, N] index: N of them
+        if gather_transpose_cols(dst, src, axes, loc, dict(priority=priority, dge_mode=dge_mode,
+                                                           oob_mode=oob_mode), name):
+            return
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
         # NKI's direct DMA transpose takes an SBUF source (its SB->SB

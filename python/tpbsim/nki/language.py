@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from .. import _ndtypes
-from . import _carried, _loadmode, _programs, _runindex, _trace, _views
+from . import _abs_ext, _carried, _loadmode, _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -655,6 +655,8 @@ class _Fn:
         if off:
             y = a[0] if a and isinstance(a[0], NkiTensor) and not isinstance(x, NkiTensor) else x
             return skipped(y.shape, dtype or y.dtype, sbuf)
+        if self.name in ("abs_max", "abs_min") and len(a) == 1 and not k:   # signed, trn3
+            return _abs_ext.signed(self.name, x, a[0], dtype, loc, mask)
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc, mask)
         if (self.name in _UNARY_ALU or self.name in _UNARY) and not a and not k and \
