@@ -322,11 +322,11 @@ def var_partial(a):
 
 def test_reductions_refused():
     refused(mean_partition, np.zeros((128, 8), np.float32),
-            match=r"nl.mean: axis 0 must be the last free dims")
+            match=r"nl.mean: axis=0 on the 2-D tile \[128, 8\]: axis 0 is the partition axis")
     refused(mean_middle, np.zeros((128, 4, 8), np.float32),
-            match=r"nl.mean: axis 1 must be the last free dims")
+            match=r"nl.mean: axis=1 on the 3-D tile .*the last contiguous free dim")
     refused(prod_middle, np.zeros((128, 4, 8), np.float32),
-            match=r"nl.prod: axis \[1\] must be the last free dims")
+            match=r"nl.prod: axis=\[1\] on the 3-D tile .*the last contiguous free dim")
     refused(var_partial, np.zeros((128, 4, 8), np.float32),
             match=r"nl.var: axis 2: tpbsim supports reducing all free dims only")
 

@@ -233,6 +233,7 @@ class Kernel:
         grid, launch = self.launch_grid(target)
         tr = _programs.new_trace(self.fn.__name__, grid, symbolic, pid)
         tr.lnc = launch == "lnc"
+        tr.beta1_entry = self.beta1()   # beta-1's reduction axes (_refuse.reduce_axes)
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)

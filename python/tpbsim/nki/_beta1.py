@@ -117,12 +117,8 @@ def _tensor_tensor(args, loc, op):
 
 def _reduce(args, loc, op):
     x = _tensor(args, "data", loc, op)
-    ax = args["axis"]
-    nd = len(x.shape)
-    try:
-        axes = {int(a) % nd for a in (ax if isinstance(ax, (list, tuple)) else [ax])}
-    except (TypeError, ValueError):
-        raise NkiError("%s: nisa.tensor_reduce: argument 'axis': %r" % (loc, ax)) from None
+    from ._refuse import reduce_axes
+    axes = set(reduce_axes(x.shape, args["axis"], "nisa.tensor_reduce", loc))
     keep = args.get("keepdims")
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)
                   if keep or d not in axes)

@@ -32,22 +32,15 @@ def _tile(x, fn, what, loc, buffers=(sbuf, psum)):
 
 
 def _free_axes(x, axis, fn, loc, every=False):
-    """NKI's reduction axes: free dims (not 0) that are the last contiguous
-    dims of x ([1], [1, 2], ...); negative ones count from the end.  every:
-    they must be all the free dims (the result is a per-partition scalar)."""
-    nd = len(x.shape)
-    try:
-        ax = [int(axis)] if isinstance(axis, (int, np.integer)) else [int(a) for a in axis]
-    except (TypeError, ValueError):
-        raise NkiError("%s: nl.%s: axis must be an int or a list of ints, got %r" %
-                       (loc, fn, axis)) from None
-    ax = sorted(set(a + nd if a < 0 else a for a in ax))
-    if not ax or ax[0] < 1 or ax != list(range(ax[0], nd)):
-        raise NkiError("%s: nl.%s: axis %r must be the last free dims of the %d-D tile "
-                       "([1], [1, 2], ...; not the partition axis 0)" % (loc, fn, axis, nd))
-    if every and ax[0] != 1:
+    """NKI's reduction axes of x (_refuse.reduce_axes: the last contiguous
+    free dims, negative ones counting from the end).  every: they must be
+    all the free dims (the result is a per-partition scalar)."""
+    from ._refuse import reduce_axes
+    ax = reduce_axes(x.shape, axis, "nl." + fn, loc)
+    if every and ax != list(range(1, len(x.shape))):
         raise NkiError("%s: nl.%s: axis %r: tpbsim supports reducing all free dims only "
-                       "(axis %s for a %d-D tile)" % (loc, fn, axis, list(range(1, nd)), nd))
+                       "(axis %s for a %d-D tile)" % (loc, fn, axis, list(range(1, len(x.shape))),
+                                                      len(x.shape)))
     return ax
 
 

@@ -652,6 +652,7 @@ class Trace:
         self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name
         self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
         self.beta1_forms = False     # beta1_form() was called
+        self.beta1_entry = False     # a beta-1 entry point (Kernel.beta1)
         self.cmp_bases = set()       # tensors made by a tile comparison (_tileops: `t == 0`)
 
     def loop_var(self, r):

@@ -561,6 +561,9 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
     TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
+    if isinstance(data, NkiTensor):   # (a bad data is named by _t)
+        from ._refuse import reduce_axes
+        axis = reduce_axes(data.shape, axis, "nisa.tensor_reduce", loc)
     mask, data = _reduce_mask(mask, data, axis, dst, "nisa.tensor_reduce", loc)
     if data is None:
         return   # the mask keeps no index of a reduced axis: nothing written

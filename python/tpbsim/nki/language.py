@@ -908,9 +908,8 @@ class _Reduce(_Fn):
         loc = _trace.caller_loc()
         if not isinstance(x, NkiTensor):
             raise NkiError("%s: nl.%s: expected a tensor" % (loc, self.nl_name))
-        axes = [axis] if isinstance(axis, int) else list(axis)
-        axes = [a % len(x.shape) if isinstance(a, int) and -len(x.shape) <= a < 0 else a
-                for a in axes]   # NumPy's negative axes
+        from ._refuse import reduce_axes
+        axes = reduce_axes(x.shape, axis, "nl." + self.nl_name, loc)
         return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc,
                        mask, "nl." + self.nl_name)
 
