@@ -674,10 +674,10 @@ not_equal less less_equal greater greater_equal logical_and logical_or logical_x
 bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
 # unary ALU ops (tensor_scalar without an operand): the rounding family
 # (invert: the ALU's bitwise_not, NKI's "XOR with all-ones")
-_UNARY_ALU = set("floor ceil trunc negative invert".split())
-_UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
-silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin cos tan arctan sign copy
-abs identity""".split())
+_UNARY_ALU = set("floor ceil trunc negative invert logical_not".split())
+_UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid
+gelu_apprx_sigmoid_dx silu silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin
+cos tan arctan sign copy abs identity""".split())
 
 
 def _unary(name, x, loc, dtype=None, mask=None):
@@ -687,6 +687,10 @@ def _unary(name, x, loc, dtype=None, mask=None):
     op, field = ("tensor_scalar", "op0") if name in _UNARY_ALU else ("activation", "func")
     t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
     f = [(field, '"%s"' % name)]
+    if name == "logical_not":
+        # NKI: "implemented as XOR with 1" (inputs 0 or 1); logical_xor
+        # with 1 gives x == 0, NumPy's logical_not, for any input
+        op, f = "tensor_scalar", [("op0", '"logical_xor"'), ("operand0", "1")]
     if name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
         # exact (the Vector engine's; Activation computes in fp32)
         op, f = "tensor_copy", []
