@@ -78,3 +78,111 @@ def test_gelu_apprx_sigmoid_dx_numpy():
     z = np.float64(0.7)
     f = lambda v: v / (1.0 + np.exp(-1.702 * v))
     assert abs(gsdx(np.float32([[0.7]]))[0, 0] - (f(z + 1e-6) - f(z - 1e-6)) / 2e-6) < 1e-5
+
+
+# ---- nisa.tensor_tensor on int32 / uint32: GpSimd, native integers ----
+
+_TT_OPS = (("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+           ("maximum", np.maximum), ("minimum", np.minimum), ("equal", np.equal),
+           ("not_equal", np.not_equal), ("less", np.less), ("greater_equal", np.greater_equal))
+
+
+def _wrap(x, dt):
+    """NumPy int64 arithmetic wrapped to 32 bits (two's complement)."""
+    return (np.asarray(x, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(dt)
+
+
+def _int_operands(dt):
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max, (128, 48), dtype=np.int64, endpoint=True)
+    b = rng.integers(info.min, info.max, (128, 48), dtype=np.int64, endpoint=True)
+    a[0, :8] = [16777217, 1000000001, info.max, info.min, 16777217, 3, 2**24 + 3, info.max]
+    b[0, :8] = [0, 2, 1, 1, 16777216, 5, 2**24 + 1, info.max]
+    return a.astype(dt), b.astype(dt)
+
+
+def _tt_kernel(engine=None, psum=None):
+    """Every op of _TT_OPS on a and b into out[k] (a's dtype); engine
+    passed when given; psum = "in" puts b, "dst" the result, in PSUM."""
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((len(_TT_OPS),) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        ta, tb = nl.load(a), nl.load(b)
+        if psum == "in":
+            pb = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.psum)
+            nisa.tensor_copy(dst=pb, src=tb)
+            tb = pb
+        for i, (name, _) in enumerate(_TT_OPS):
+            t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.psum if psum == "dst" else nl.sbuf)
+            kw = {} if engine is None else {"engine": engine}
+            nisa.tensor_tensor(dst=t, data1=ta, data2=tb, op=getattr(nl, name), **kw)
+            if psum == "dst":
+                s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=s, src=t)
+                t = s
+            nl.store(out[i], t)
+        return out
+    return k
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.uint32])
+def test_tensor_tensor_int_default_exact_numpy(dt):
+    a, b = _int_operands(dt)
+    got = _tt_kernel()(a, b)
+    for (name, fn), g in zip(_TT_OPS, got):
+        exp = _wrap(fn(a.astype(np.int64), b.astype(np.int64)), dt)
+        np.testing.assert_array_equal(g, exp, err_msg=name)
+    assert got[0][0, 0] == 16777217 and got[1][0, 1] == 999999999   # pkO repro_1
+
+
+def _fp32_then_int(fn, a, b, dt):
+    """The Vector engine: fp32 operands and math, then rint and saturate."""
+    r = fn(a.astype(np.float32), b.astype(np.float32)).astype(np.float64)
+    info = np.iinfo(dt)
+    return np.clip(np.rint(r), info.min, info.max).astype(dt)
+
+
+@pytest.mark.parametrize("psum", [None, "in", "dst"])
+def test_tensor_tensor_int_vector_is_fp32_numpy(psum):
+    # engine=vector given, or (NKI) the GpSimd default falling back to
+    # Vector because an operand is in PSUM: fp32 arithmetic
+    a, b = _int_operands(np.int32)
+    k = _tt_kernel(engine=nisa.vector_engine if psum is None else None, psum=psum)
+    got = k(a, b)
+    for (name, fn), g in zip(_TT_OPS, got):
+        np.testing.assert_array_equal(g, _fp32_then_int(fn, a, b, np.int32), err_msg=name)
+    assert got[0][0, 0] == 16777216   # 16777217 + 0 rounded through fp32
+
+
+def test_tensor_tensor_uint32_vector_saturates():
+    # DVE: 3 - 5 = -2.0 in fp32, stored saturating to 0; GpSimd wraps
+    a = np.array([[3, 4000000000]], np.uint32)
+    b = np.array([[5, 1]], np.uint32)
+    assert _tt_kernel(engine=nisa.vector_engine)(a, b)[1].tolist() == [[0, 4000000000]]
+    assert _tt_kernel()(a, b)[1].tolist() == [[2**32 - 2, 3999999999]]
+
+
+@nki.jit
+def nl_int_ops(a, b):
+    out = nl.ndarray((5,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ta, tb = nl.load(a), nl.load(b)
+    nl.store(out[0], nl.add(ta, tb))
+    nl.store(out[1], nl.multiply(ta, tb))
+    nl.store(out[2], nl.maximum(ta, tb))
+    nl.store(out[3], ta - tb)   # the tile operator: nl.subtract
+    acc = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=acc, src=ta)
+    acc += tb                   # an in-place tensor_tensor add
+    nl.store(out[4], acc)
+    return out
+
+
+def test_nl_int_ops_follow_tensor_tensor_numpy():
+    # nl.add & co., the tile operators and += on two int32 tiles are
+    # tensor_tensor: the same default
+    a, b = _int_operands(np.int32)
+    got = nl_int_ops(a, b)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    for g, e in zip(got, (a64 + b64, a64 * b64, np.maximum(a64, b64), a64 - b64, a64 + b64)):
+        np.testing.assert_array_equal(g, _wrap(e, np.int32))

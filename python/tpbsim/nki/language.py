@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from .. import _ndtypes
-from . import _abs_ext, _carried, _loadmode, _programs, _runindex, _trace, _views
+from . import _abs_ext, _carried, _int_tt, _loadmode, _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -687,9 +687,7 @@ def _unary(name, x, loc, dtype=None, mask=None):
     op, field = ("tensor_scalar", "op0") if name in _UNARY_ALU else ("activation", "func")
     t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
     f = [(field, '"%s"' % name)]
-    if name == "logical_not":
-        # NKI: "implemented as XOR with 1" (inputs 0 or 1); logical_xor
-        # with 1 gives x == 0, NumPy's logical_not, for any input
+    if name == "logical_not":   # NKI's "XOR with 1": logical_xor 1, x == 0 on any input
         op, f = "tensor_scalar", [("op0", '"logical_xor"'), ("operand0", "1")]
     if name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
         # exact (the Vector engine's; Activation computes in fp32)
@@ -788,9 +786,9 @@ def _binary(name, x, y, dtype, loc, mask=None):
         y = off_psum(x, y, loc)   # not both in PSUM (_psum_pair.py)
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
-        _wide.emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
-                                                    ("in1", y.text()),
-                                                    ("operator", '"%s"' % name)], mask, loc, t),
+        f = [("dst", t.text()), ("in0", x.text()), ("in1", y.text()),
+             ("operator", '"%s"' % name)] + _int_tt.engine_field(name, (t, x, y))
+        _wide.emit("tensor_tensor", loc, isa._mask(f, mask, loc, t),
                    {"dst": t, "in0": x, "in1": y})
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
