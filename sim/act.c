@@ -45,6 +45,11 @@ float sim_actfn(unsigned fn, float xf)
         break;
     case ISA_ACTFN_GELU_APPRX_TANH: r = sim_vfn_ref(SIM_VF_GELU_TANH, x); break;
     case ISA_ACTFN_GELU_APPRX_SIGMOID: r = sim_vfn_ref(SIM_VF_GELU_SIGMOID, x); break;
+    case ISA_ACTFN_GELU_APPRX_SIGMOID_DX: {   /* d/dz z*s(1.702z) */
+        double s = sigmoid(1.702 * x);
+        r = s * (1.0 + 1.702 * x * (1.0 - s));
+        break;
+    }
     case ISA_ACTFN_SILU: r = sim_vfn_ref(SIM_VF_SILU, x); break;
     case ISA_ACTFN_SILU_DX: {
         double s = sigmoid(x);

@@ -186,6 +186,42 @@ sim_val_t sim_alu(unsigned op, sim_val_t a, sim_val_t b)
     return sim_val_f(sim_alu_f(op, sim_val_as_f(a), sim_val_as_f(b)));
 }
 
+/* GpSimd's native integer TensorTensor (NKI: int32/uint32 tiles, exact for
+ * all 32-bit values): the ops with an obvious integer meaning.  Operands
+ * are the integer values (uint32 unsigned); add, subtract and multiply
+ * wrap modulo 2^32 (two's complement, in uint64 so no signed overflow);
+ * max/min and the comparisons are exact.  docs/semantics.md §3. */
+bool sim_alu_native_int_op(unsigned op)
+{
+    switch (op) {
+    case ISA_ALU_ADD: case ISA_ALU_SUBTRACT: case ISA_ALU_MULTIPLY:
+    case ISA_ALU_MAX: case ISA_ALU_MIN:
+    case ISA_ALU_EQUAL: case ISA_ALU_NOT_EQUAL:
+    case ISA_ALU_IS_GE: case ISA_ALU_IS_GT: case ISA_ALU_IS_LE: case ISA_ALU_IS_LT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+sim_val_t sim_alu_native_int(unsigned op, int64_t a, int64_t b)
+{
+    uint64_t x = (uint64_t)a, y = (uint64_t)b;
+    switch (op) {
+    case ISA_ALU_ADD: return val_bits((int64_t)((x + y) & 0xFFFFFFFFu), 32);
+    case ISA_ALU_SUBTRACT: return val_bits((int64_t)((x - y) & 0xFFFFFFFFu), 32);
+    case ISA_ALU_MULTIPLY: return val_bits((int64_t)((x * y) & 0xFFFFFFFFu), 32);
+    case ISA_ALU_MAX: return val_bits(a > b ? a : b, 32);
+    case ISA_ALU_MIN: return val_bits(a < b ? a : b, 32);
+    case ISA_ALU_EQUAL: return val_bits(a == b, 32);
+    case ISA_ALU_NOT_EQUAL: return val_bits(a != b, 32);
+    case ISA_ALU_IS_GE: return val_bits(a >= b, 32);
+    case ISA_ALU_IS_GT: return val_bits(a > b, 32);
+    case ISA_ALU_IS_LE: return val_bits(a <= b, 32);
+    default: return val_bits(a < b, 32);   /* IS_LT */
+    }
+}
+
 sim_val_t sim_alu_identity(unsigned op)
 {
     switch (op) {

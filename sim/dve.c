@@ -163,6 +163,21 @@ static void tt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     sim_row_store(&r->o[2], p, i, a, n);
 }
 
+static bool is_i32(unsigned dt) { return dt == ISA_DT_INT32 || dt == ISA_DT_UINT32; }
+
+/* Pool computes TensorTensor natively in integers when every operand is
+ * int32/uint32 (NKI tensor_tensor's GpSimd path); DVE always in fp32. */
+static bool tt_native_int(const sim_exec_ctx_t *ctx, unsigned op, const sim_opnd_t *o)
+{
+    return ctx->engine == ISA_ENG_POOL && sim_alu_native_int_op(op) &&
+           is_i32(o[0].dtype) && is_i32(o[1].dtype) && is_i32(o[2].dtype);
+}
+
+static sim_val_t tt_alu(bool native, unsigned op, sim_val_t a, sim_val_t b)
+{
+    return native ? sim_alu_native_int(op, a.i, b.i) : sim_alu(op, a, b);
+}
+
 static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
 {
     const isa_fmt_TT_t *f = &d->inst.f.TT;
@@ -188,7 +203,9 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
                 goto done;
             }
     const sim_opnd_t *ins[2] = { &o[0], &o[1] };
-    uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op) ? 0 : sim_row_len(&o[2], ins, 2);
+    bool native = !bitvec && tt_native_int(ctx, f->op, o);
+    uint32_t len = ctx->timing_only || native || sim_alu_is_bitwise(f->op)
+                       ? 0 : sim_row_len(&o[2], ins, 2);
     if (len) {
         tt_rows_t r = { o, f->op };
         const sim_opnd_t *all[3] = { &o[0], &o[1], &o[2] };
@@ -199,7 +216,7 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
                 sim_val_t a = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_t b = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
-                sim_val_store(sim_el(&o[2], p, i), o[2].dtype, sim_alu(f->op, a, b));
+                sim_val_store(sim_el(&o[2], p, i), o[2].dtype, tt_alu(native, f->op, a, b));
             }
     sim_opnd_mark(&o[2]);
     rc = 0;

@@ -225,6 +225,10 @@ void sim_val_store(uint8_t *p, unsigned dt, sim_val_t v);
 float sim_val_as_f(sim_val_t v);
 sim_val_t sim_alu(unsigned op, sim_val_t a, sim_val_t b);
 float sim_alu_f(unsigned op, float a, float b);
+/* Pool's native integer TensorTensor (all dtypes int32/uint32): which ops,
+ * and the result (a bit pattern stored wrapping). */
+bool sim_alu_native_int_op(unsigned op);
+sim_val_t sim_alu_native_int(unsigned op, int64_t a, int64_t b);
 /* x op s, or s op x when rev: an instruction's reverse0/reverse1 (the
  * operand swap of TensorScalar, ScalarTensorTensor, Activate2, the scan) */
 static inline sim_val_t sim_alu_rev(unsigned op, sim_val_t x, sim_val_t s, bool rev)

@@ -41,6 +41,9 @@ static void test_functions(void **state)
     assert_fnear(f1(fx, ISA_ACTFN_GELU_APPRX_TANH, 1.0f), 0.8411919906082768, tol);
     /* x * sigmoid(1.702 x) at 1: 1 / (1 + e^-1.702) */
     assert_fnear(f1(fx, ISA_ACTFN_GELU_APPRX_SIGMOID, 1.0f), 0.8457957659328212, tol);
+    /* s (1 + 1.702 (1 - s)), s = sigmoid(1.702), at 1 */
+    assert_fnear(f1(fx, ISA_ACTFN_GELU_APPRX_SIGMOID_DX, 1.0f), 1.067779606556334, tol);
+    assert_fnear(f1(fx, ISA_ACTFN_GELU_APPRX_SIGMOID_DX, 0.0f), 0.5, tol);
     assert_fnear(f1(fx, ISA_ACTFN_SILU, 1.0f), 0.7310585786300049, tol);
     assert_fnear(f1(fx, ISA_ACTFN_SILU_DX, 0.0f), 0.5, tol);
     assert_fnear(f1(fx, ISA_ACTFN_SOFTPLUS, 0.0f), 0.6931471805599453, tol);

@@ -1,5 +1,5 @@
 /* Pool ops: Iota, AffineSelect, TensorPartitionReduce, IndirectCopy,
- * PoolGather: semantics, the seed bounds messages, PSUM rejection, costs. */
+ * PoolGather, TensorTensor's native integer path: semantics, the seed bounds messages, PSUM rejection, costs. */
 #include "ops_fixture.h"
 
 #define SB ISA_SPACE_SBUF
@@ -190,6 +190,66 @@ static void test_pool_costs(void **state)
     assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 10 * (4 + 1));
 }
 
+/* a op b on one engine: 4 elements, in0/in1/out at 0/64/128 of partition 0 */
+static int64_t tt_run(fx_t *fx, unsigned op, unsigned dta, unsigned dtb, unsigned dto,
+                      const int64_t *a, const int64_t *b, unsigned i)
+{
+    fx_puti(fx, SB, 0, 0, dta, a, 4);
+    fx_puti(fx, SB, 0, 64, dtb, b, 4);
+    isa_decoded_t d = mk(ISA_OP_TENSOR_TENSOR);
+    d.inst.f.TT.in0 = tap1(SB, dta, 0, 0, 1, 4);
+    d.inst.f.TT.in1 = tap1(SB, dtb, 64, 0, 1, 4);
+    d.inst.f.TT.out = tap1(SB, dto, 128, 0, 1, 4);
+    d.inst.f.TT.op = op;
+    assert_int_equal(fx_run(fx, &d), 0);
+    return fx_geti(fx, SB, 0, 128, dto, i);
+}
+
+/* NKI tensor_tensor on GpSimd with int32/uint32 tiles: native integer
+ * arithmetic (add/subtract/multiply modulo 2^32, max/min and comparisons
+ * exact); DVE and the other ops go through fp32 (docs/semantics.md §3). */
+static void test_tt_native_int(void **state)
+{
+    (void)state;
+    const unsigned U32 = ISA_DT_UINT32;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    fx_t *dv = fx_new("trn2", ISA_ENG_DVE);
+    const int64_t a[4] = { 16777217, 1000000001, INT32_MAX, -123456789 };
+    const int64_t b[4] = { 0, 2, 1, 7 };
+    assert_int_equal(tt_run(fx, ISA_ALU_ADD, I32, I32, I32, a, b, 0), 16777217);
+    assert_int_equal(tt_run(fx, ISA_ALU_ADD, I32, I32, I32, a, b, 1), 1000000003);
+    assert_int_equal(tt_run(fx, ISA_ALU_ADD, I32, I32, I32, a, b, 2), INT32_MIN); /* wraps */
+    assert_int_equal(tt_run(fx, ISA_ALU_SUBTRACT, I32, I32, I32, a, b, 3), -123456796);
+    /* 1000000001 * 2 = 2000000002 fits; INT32_MAX * 1 exact */
+    assert_int_equal(tt_run(fx, ISA_ALU_MULTIPLY, I32, I32, I32, a, b, 1), 2000000002);
+    assert_int_equal(tt_run(fx, ISA_ALU_MULTIPLY, I32, I32, I32, a, b, 2), INT32_MAX);
+    assert_int_equal(tt_run(fx, ISA_ALU_MAX, I32, I32, I32, a, b, 0), 16777217);
+    assert_int_equal(tt_run(fx, ISA_ALU_MIN, I32, I32, I32, a, b, 3), -123456789);
+    /* comparisons of values fp32 cannot tell apart */
+    const int64_t c[4] = { 16777217, 16777216, 5, 0 };
+    const int64_t e[4] = { 16777216, 16777217, 5, 0 };
+    assert_int_equal(tt_run(fx, ISA_ALU_IS_GT, I32, I32, I32, c, e, 0), 1);
+    assert_int_equal(tt_run(fx, ISA_ALU_EQUAL, I32, I32, I32, c, e, 1), 0);
+    assert_int_equal(tt_run(dv, ISA_ALU_EQUAL, I32, I32, I32, c, e, 1), 1); /* fp32 */
+    /* uint32: 3 - 5 wraps to 2^32 - 2 on Pool; DVE's fp32 -2 saturates to 0 */
+    const int64_t u[4] = { 3, 4000000000, 0, 0 }, v[4] = { 5, 1, 0, 0 };
+    assert_int_equal(tt_run(fx, ISA_ALU_SUBTRACT, U32, U32, U32, u, v, 0), 4294967294);
+    assert_int_equal(tt_run(dv, ISA_ALU_SUBTRACT, U32, U32, U32, u, v, 0), 0);
+    assert_int_equal(tt_run(fx, ISA_ALU_ADD, U32, U32, U32, u, v, 1), 4000000001);
+    /* mixed signedness: the values compare (uint32 4e9 > int32 -1) */
+    const int64_t m[4] = { -1, 0, 0, 0 };
+    assert_int_equal(tt_run(fx, ISA_ALU_MAX, I32, U32, U32, m, u, 1), 4000000000);
+    /* DVE: fp32, 16777217 + 0 = 16777216 */
+    assert_int_equal(tt_run(dv, ISA_ALU_ADD, I32, I32, I32, a, b, 0), 16777216);
+    /* Pool: divide keeps the fp32 path (16777217 / 1 -> 16777216) */
+    const int64_t one[4] = { 1, 1, 1, 1 };
+    assert_int_equal(tt_run(fx, ISA_ALU_DIVIDE, I32, I32, I32, a, one, 0), 16777216);
+    /* another integer dtype in the mix (int16): fp32 path */
+    assert_int_equal(tt_run(fx, ISA_ALU_ADD, I32, ISA_DT_INT16, I32, a, b, 0), 16777216);
+    fx_free(dv);
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_indirect_copy),
         cmocka_unit_test(test_pool_gather),
         cmocka_unit_test(test_pool_costs),
+        cmocka_unit_test(test_tt_native_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -952,7 +952,8 @@ def iadd(target, value):
     from . import _wide
     from ._psum_pair import off_psum
     value = off_psum(target, value, loc)   # not both in PSUM
-    _wide.emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
-                                      ("in1", value.text()), ("operator", '"add"')],
-               {"dst": target, "in0": target, "in1": value})
+    from ._int_tt import engine_field   # int32: GpSimd, exact, as nisa.tensor_tensor
+    f = [("dst", target.text()), ("in0", target.text()), ("in1", value.text()),
+         ("operator", '"add"')] + engine_field("add", (target, value))
+    _wide.emit("tensor_tensor", loc, f, {"dst": target, "in0": target, "in1": value})
     return target

@@ -9,7 +9,7 @@ import json
 import math
 from enum import Enum, IntEnum
 
-from . import _beta1, _groups, _refuse, _state, _trace, _views, language
+from . import _beta1, _groups, _int_tt, _refuse, _state, _trace, _views, language
 from ._trace import Lin, NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -487,10 +487,16 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
 
 # ---- elementwise and reductions ----
 
+_ENGINE_UNKNOWN = engine.unknown
+
+
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data1, "data1", loc)),
          ("in1", _t(data2, "data2", loc)), ("operator", _opn(op, "op", loc))]
+    if engine in (None, _ENGINE_UNKNOWN) and _int_tt.on_pool(f[3][1][1:-1],
+                                                             (dst, data1, data2)):
+        engine = gpsimd_engine   # NKI: int32/uint32 on GpSimd, exact (_int_tt.py)
     _emit("tensor_tensor", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 

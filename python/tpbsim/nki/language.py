@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from .. import _ndtypes
-from . import _abs_ext, _carried, _loadmode, _programs, _runindex, _trace, _views
+from . import _abs_ext, _carried, _int_tt, _loadmode, _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -674,10 +674,10 @@ not_equal less less_equal greater greater_equal logical_and logical_or logical_x
 bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
 # unary ALU ops (tensor_scalar without an operand): the rounding family
 # (invert: the ALU's bitwise_not, NKI's "XOR with all-ones")
-_UNARY_ALU = set("floor ceil trunc negative invert".split())
-_UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
-silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin cos tan arctan sign copy
-abs identity""".split())
+_UNARY_ALU = set("floor ceil trunc negative invert logical_not".split())
+_UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid
+gelu_apprx_sigmoid_dx silu silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin
+cos tan arctan sign copy abs identity""".split())
 
 
 def _unary(name, x, loc, dtype=None, mask=None):
@@ -687,6 +687,8 @@ def _unary(name, x, loc, dtype=None, mask=None):
     op, field = ("tensor_scalar", "op0") if name in _UNARY_ALU else ("activation", "func")
     t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
     f = [(field, '"%s"' % name)]
+    if name == "logical_not":   # NKI's "XOR with 1": logical_xor 1, x == 0 on any input
+        op, f = "tensor_scalar", [("op0", '"logical_xor"'), ("operand0", "1")]
     if name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
         # exact (the Vector engine's; Activation computes in fp32)
         op, f = "tensor_copy", []
@@ -784,9 +786,9 @@ def _binary(name, x, y, dtype, loc, mask=None):
         y = off_psum(x, y, loc)   # not both in PSUM (_psum_pair.py)
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
-        _wide.emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
-                                                    ("in1", y.text()),
-                                                    ("operator", '"%s"' % name)], mask, loc, t),
+        f = [("dst", t.text()), ("in0", x.text()), ("in1", y.text()),
+             ("operator", '"%s"' % name)] + _int_tt.engine_field(name, (t, x, y))
+        _wide.emit("tensor_tensor", loc, isa._mask(f, mask, loc, t),
                    {"dst": t, "in0": x, "in1": y})
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
