@@ -1,0 +1,41 @@
+"""The op families and how often each is drawn."""
+from . import ops_isa, ops_nl, ops_pe
+
+# name -> (function, weight)
+FAMILIES = {
+    "nl_binary": (ops_nl.nl_binary, 2), "nl_unary": (ops_nl.nl_unary, 2),
+    "nl_logical_not": (ops_nl.nl_logical_not, 0.1), "nl_reduce": (ops_nl.nl_reduce, 1),
+    "nl_where": (ops_nl.nl_where, 1), "broadcast": (ops_nl.broadcast, 1),
+    "softmax": (ops_nl.softmax, 1), "transpose": (ops_pe.transpose, 1),
+    "matmul": (ops_pe.matmul, 1), "tensor_tensor": (ops_isa.tensor_tensor, 0.75),
+    "tensor_tensor_int": (ops_isa.tensor_tensor_int, 0.5),
+    "tensor_scalar": (ops_isa.tensor_scalar, 2), "ts_bitwise": (ops_isa.ts_bitwise, 1),
+    "activation": (ops_isa.activation, 2), "tensor_reduce": (ops_isa.tensor_reduce, 1),
+    "tensor_copy": (ops_isa.tensor_copy, 1), "iota_memset": (ops_pe.iota_memset, 1),
+    "scan": (ops_pe.scan, 1), "stt": (ops_pe.stt, 1), "copy_predicated": (ops_pe.copy_predicated, 1),
+}
+# families whose models depend on summation order: no inf / NaN / 1e30 inputs,
+# where fp32 overflow to inf then inf - inf = NaN is order-dependent
+NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activation"])
+# families with an open finding against tpbsim: the model follows NKI's
+# documentation and tpbsim does not yet.  Drop a name once tpbsim is fixed.
+OPEN = {
+    "tensor_tensor_int": "int32/uint32 tensor_tensor: NKI documents native integer arithmetic "
+                         "on GpSimd (exact for all 32-bit values); tpbsim goes through fp32",
+    "nl_logical_not": "nl.logical_not(x) is refused by tpbsim",
+}
+
+
+def select(family=None, exclude=()):
+    """(names, weights) to draw from: the listed families (comma-separated
+    text or a list) or all, minus exclude."""
+    if isinstance(family, str):
+        family = [f for f in family.split(",") if f]
+    names = list(family) if family else list(FAMILIES)
+    unknown = [n for n in list(names) + list(exclude) if n not in FAMILIES]
+    if unknown:
+        raise ValueError("unknown family %s (known: %s)" % (", ".join(unknown), ", ".join(FAMILIES)))
+    names = [n for n in names if n not in exclude]
+    if not names:
+        raise ValueError("no family left to draw from")
+    return names, [FAMILIES[n][1] for n in names]
