@@ -19,11 +19,7 @@ FAMILIES = {
 NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activation"])
 # families with an open finding against tpbsim: the model follows NKI's
 # documentation and tpbsim does not yet.  Drop a name once tpbsim is fixed.
-OPEN = {
-    "tensor_tensor_int": "int32/uint32 tensor_tensor: NKI documents native integer arithmetic "
-                         "on GpSimd (exact for all 32-bit values); tpbsim goes through fp32",
-    "nl_logical_not": "nl.logical_not(x) is refused by tpbsim",
-}
+OPEN = {}
 
 
 def select(family=None, exclude=()):
