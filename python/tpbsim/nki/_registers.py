@@ -75,15 +75,13 @@ def register_alloc(x=None):
     tr._nki_nregs = n + 1
     r = VirtualRegister("vreg%d" % n)
     f = [("reg", '"%s"' % r.name)]
+    if x is not None and not isinstance(x, NkiTensor):
+        f.append(("x", str(int(x))))
+    _emit("register_alloc", loc, f)
     if isinstance(x, NkiTensor):
         # a tensor element (the NKI Library's moe_tkg: register_alloc(t[0, 0]),
         # beyond the stub's int | None): the register loaded from it
-        _emit("register_alloc", loc, f)
         _emit("register_load", loc, [("dst", '"%s"' % r.name), ("src", _t(x, "x", loc))])
-        return r
-    if x is not None:
-        f.append(("x", str(int(x))))
-    _emit("register_alloc", loc, f)
     return r
 
 
