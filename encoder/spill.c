@@ -31,8 +31,13 @@
  * same dtype and shape once its last reload is behind the new store.  Then
  * the kernel is placed again; the rounds stop when it fits, or with the
  * allocator's error verbatim and why spilling could not help.  Values are
- * the same bytes moved out and back: bit-identical. */
-#include "spill.h"
+ * the same bytes moved out and back: bit-identical.
+ *
+ * Those rounds cost a whole placement each (rounds x ops): the compile
+ * runs the resumed spiller (spill_fast.c), which makes the same decisions
+ * from one placement resumed after each victim, and this file's rounds
+ * only where that one does not apply (and as the tests' reference). */
+#include "spill_int.h"
 
 #include "backend.h"
 #include "strutil.h"
@@ -41,25 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rounds before giving up: each round places the whole kernel again. */
-#define SPILL_MAX_ROUNDS 20000
-
-typedef struct {
-    int tensor;          /* the scratch tensor */
-    int holder;          /* the reload tile whose data it holds while that stays clean, -1 */
-    int last_reload;     /* op index of its last reload */
-} slot_t;
+typedef spill_slot_t slot_t;
 
 typedef struct {
     tir_kernel_t *k;
     enc_spill_stats_t *st;
-    slot_t *slots;
-    int nslots, cap_slots;
-    int *slot_of;        /* per tensor: the slot it was reloaded from, -1 */
-    int cap_slot_of;
-    /* a tensor of the kernel as given is named spill_slot...: each slot
-     * name is checked (tir_free_name); found with the first slot */
-    bool slot_names_used;
+    spill_slots_t *sl;
     /* per tensor, recomputed each round around the pressure op f */
     int *prev, *next, *lastw;   /* last access before f, first after f, last write before f */
     int cap_t;
@@ -115,12 +107,175 @@ void enc_spill_free(tir_kernel_t *k)
     tir_kernel_free(k);
 }
 
+/* ---- shared with the resumed spiller (spill_int.h) ---- */
+
+tir_ap_t spill_whole(int tensor, int64_t p, int64_t fr)
+{
+    tir_ap_t a = {.tensor = tensor, .ndim = 2, .step = {fr, 1}, .count = {p, fr}};
+    return a;
+}
+
+void spill_shape(const tir_tensor_t *v, int64_t *p, int64_t *fr)
+{
+    *p = v->shape[0];
+    *fr = (int64_t)(enc_tensor_elems(v) / (uint64_t)*p);
+}
+
+/* (row-major, from 0: the common full-tile write, known without a walk) */
+bool spill_dense_full(const tir_ap_t *ap, uint64_t elems)
+{
+    if (ap->offset != 0 || ap->view)   /* a dtype view: taken as a partial write */
+        return false;
+    int64_t want = 1;
+    for (int d = ap->ndim - 1; d >= 0; d--) {
+        if (ap->count[d] == 1)
+            continue;
+        if (ap->step[d] != want)
+            return false;
+        want *= ap->count[d];
+    }
+    return (uint64_t)want == elems;
+}
+
+/* a dtype view's elements are not the tile's: it marks nothing (partial) */
+void spill_mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
+{
+    if (!a->view)
+        tir_ap_mark_bits(a, bits, nbits, false);
+}
+
+bool spill_all_set(const uint8_t *bits, uint64_t n)
+{
+    bool all = true;
+    for (uint64_t b = 0; b < n / 8 && all; b++)   /* whole bytes, then the tail's bits */
+        all = bits[b] == 0xff;
+    for (uint64_t e = n & ~(uint64_t)7; e < n && all; e++)
+        all = bits[e >> 3] >> (e & 7) & 1;
+    return all;
+}
+
+int spill_slot_tensor(tir_kernel_t *k, const tir_tensor_t *vt, int nslots, bool *names_checked,
+                      bool *names_used)
+{
+    char name[TIR_NAME_LEN], free_name[TIR_NAME_LEN];
+    snprintf(name, sizeof name, "spill_slot%d", nslots);
+    if (!*names_checked) {   /* a kernel may name a tensor so: one pass, a check per name if so */
+        *names_used = tir_name_prefix_used(k, "spill_slot");
+        *names_checked = true;
+    }
+    int64_t p, fr;
+    spill_shape(vt, &p, &fr);
+    tir_tensor_t nt;
+    memset(&nt, 0, sizeof nt);
+    nt.name = *names_used ? tir_free_name(k, name, free_name) : name;
+    nt.path = "(compiler: spill slot)";
+    nt.kind = TIR_T_SCRATCH;
+    nt.dtype = vt->dtype;
+    nt.ndim = 2;
+    nt.shape[0] = p;
+    nt.shape[1] = fr;
+    nt.shared_with = -1;
+    return tir_add_tensor(k, &nt);
+}
+
+int spill_reload_tensor(tir_kernel_t *k, int v, bool v_is_reload, unsigned reloads)
+{
+    tir_tensor_t nt = k->tensors[v];
+    char name[TIR_NAME_LEN], path[TIR_PATH_LEN], base[TIR_NAME_LEN];
+    su_copy(base, sizeof base, nt.name);
+    char *cut = strrchr(base, '.');   /* a reload of a reload: one suffix */
+    if (cut && v_is_reload)
+        *cut = 0;
+    snprintf(name, sizeof name, "%.40s.s%u", base, reloads);
+    const char *sfx = ".spill";
+    size_t pl = strlen(nt.path), sl = strlen(sfx);
+    if (pl >= sl && strcmp(nt.path + pl - sl, sfx) == 0)
+        su_copy(path, sizeof path, nt.path);
+    else
+        snprintf(path, sizeof path, "%.*s%s", (int)(sizeof path - sl - 1), nt.path, sfx);
+    nt.name = name;
+    nt.path = path;
+    nt.const_data = NULL;
+    nt.const_path = NULL;
+    nt.print_prefix = NULL;
+    return tir_add_tensor(k, &nt);
+}
+
+int spill_make_op(tir_kernel_t *k, tir_op_t *op, const tir_ap_t *dst, const tir_ap_t *src,
+                  const char *path, unsigned flag, unsigned num)
+{
+    bool save = flag == TIR_F_SPILL_SAVE;
+    tir_op_init(op, save ? TIR_STORE : TIR_LOAD);
+    char name[TIR_NAME_LEN];
+    snprintf(name, sizeof name, "%s_%u", save ? "spill_save" : "spill_reload", num);
+    op->name = tir_name(k, name);
+    op->path = path;
+    op->dst = tir_ap_intern(k, dst);
+    op->src[0] = tir_ap_intern(k, src);
+    op->nsrc = 1;
+    op->flags = flag;
+    return op->name && op->dst && op->src[0] ? 0 : -1;
+}
+
+void spill_why_none(char *why, size_t len, const char *path, tir_opkind_t kind,
+                    const char *partial, const char *pinned, const char *pin_path,
+                    tir_opkind_t pin_kind, bool at_f)
+{
+    if (partial)
+        snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are not "
+                           "wholly written before it (storing '%s' would read bytes nothing "
+                           "wrote)", path, tir_op_name(kind), partial);
+    else if (pinned)
+        snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are "
+                           "reloaded right before %s (%s), which reads them (spilling '%s' again "
+                           "would only reorder those reloads)", path, tir_op_name(kind),
+                 pin_path, tir_op_name(pin_kind), pinned);
+    else if (at_f)
+        snprintf(why, len, "every SBUF tile live at %s (%s) is accessed by it", path,
+                 tir_op_name(kind));
+    else
+        snprintf(why, len, "no other SBUF tile is live at %s (%s)", path, tir_op_name(kind));
+}
+
+void spill_slots_free(spill_slots_t *s)
+{
+    free(s->slots);
+    free(s->slot_of);
+    memset(s, 0, sizeof *s);
+}
+
+int spill_slot_of_reserve(spill_slots_t *s, int need)
+{
+    if (need <= s->cap_slot_of)
+        return 0;
+    int nc = need * 2;
+    int *p = realloc(s->slot_of, (size_t)nc * sizeof *p);
+    if (!p)
+        return -1;
+    for (int i = s->cap_slot_of; i < nc; i++)
+        p[i] = -1;
+    s->slot_of = p;
+    s->cap_slot_of = nc;
+    return 0;
+}
+
+int spill_slots_reserve(spill_slots_t *s)
+{
+    if (s->nslots < s->cap_slots)
+        return 0;
+    int nc = s->cap_slots ? s->cap_slots * 2 : 8;
+    spill_slot_t *ns = realloc(s->slots, (size_t)nc * sizeof *ns);
+    if (!ns)
+        return -1;
+    s->slots = ns;
+    s->cap_slots = nc;
+    return 0;
+}
+
 /* ---- one placement ---- */
 
-/* Place k as the compile would; *fail_op: the op SBUF placement failed at,
- * -1 when it fitted or failed otherwise (then err is the error). */
-static int place(const tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
-                 int *fail_op, tpb_err_t *err)
+int spill_place(const tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+                int *fail_op, tpb_err_t *err)
 {
     *fail_op = -1;
     bir_module_t m;
@@ -159,23 +314,6 @@ static int grow_ints(int **a, int *cap, int need)
     return 0;
 }
 
-/* BODY for every operand of op naming a tensor: T its tensor, W whether
- * the operand is written (dst, dst2). */
-#define FOR_OPERANDS(op, T, W, BODY)                                               \
-    do {                                                                           \
-        const tir_ap_t *aps_[TIR_MAX_READ_APS + 2];                                \
-        int n_ = tir_op_read_aps((op), aps_);                                      \
-        aps_[n_++] = (op)->dst;                                                    \
-        aps_[n_++] = (op)->dst2;                                                   \
-        for (int a_ = 0; a_ < n_; a_++) {                                          \
-            int T = aps_[a_]->tensor;                                              \
-            bool W = a_ >= n_ - 2;                                                 \
-            if (T < 0)                                                             \
-                continue;                                                          \
-            BODY;                                                                  \
-        }                                                                          \
-    } while (0)
-
 /* prev / next / lastw of every tensor around op f. */
 static int scan_uses(sp_t *s, int f)
 {
@@ -194,39 +332,15 @@ static int scan_uses(sp_t *s, int f)
     for (int i = 0; i < k->ntensors; i++)
         s->prev[i] = s->next[i] = s->lastw[i] = -1;
     for (int i = 0; i < f; i++)
-        FOR_OPERANDS(&k->ops[i], tn, wr, {
+        SPILL_FOR_OPERANDS(&k->ops[i], tn, wr, {
             s->prev[tn] = i;
             if (wr)
                 s->lastw[tn] = i;
         });
     for (int i = k->nops - 1; i > f; i--)
-        FOR_OPERANDS(&k->ops[i], tn, wr, { (void)wr; s->next[tn] = i; });
-    FOR_OPERANDS(&k->ops[f], tn, wr, { (void)wr; s->next[tn] = -2; });   /* accessed at f */
+        SPILL_FOR_OPERANDS(&k->ops[i], tn, wr, { (void)wr; s->next[tn] = i; });
+    SPILL_FOR_OPERANDS(&k->ops[f], tn, wr, { (void)wr; s->next[tn] = -2; });   /* accessed at f */
     return 0;
-}
-
-/* Whether ap covers the whole of a tile of `elems` elements densely
- * (row-major, from 0): the common full-tile write, known without a walk. */
-static bool dense_full(const tir_ap_t *ap, uint64_t elems)
-{
-    if (ap->offset != 0 || ap->view)   /* a dtype view: taken as a partial write */
-        return false;
-    int64_t want = 1;
-    for (int d = ap->ndim - 1; d >= 0; d--) {
-        if (ap->count[d] == 1)
-            continue;
-        if (ap->step[d] != want)
-            return false;
-        want *= ap->count[d];
-    }
-    return (uint64_t)want == elems;
-}
-
-/* a dtype view's elements are not the tile's: it marks nothing (partial) */
-static void mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
-{
-    if (!a->view)
-        tir_ap_mark_bits(a, bits, nbits, false);
 }
 
 /* Whether the ops before f write every element of tile v (-1: out of memory). */
@@ -235,8 +349,8 @@ static int written_whole(const tir_kernel_t *k, int v, int f)
     uint64_t n = enc_tensor_elems(&k->tensors[v]);
     for (int i = 0; i < f; i++) {
         const tir_op_t *op = &k->ops[i];
-        if ((op->dst->tensor == v && dense_full(op->dst, n)) ||
-            (op->dst2->tensor == v && dense_full(op->dst2, n)))
+        if ((op->dst->tensor == v && spill_dense_full(op->dst, n)) ||
+            (op->dst2->tensor == v && spill_dense_full(op->dst2, n)))
             return 1;
     }
     uint8_t *bits = calloc((size_t)(n / 8 + 1), 1);
@@ -245,15 +359,11 @@ static int written_whole(const tir_kernel_t *k, int v, int f)
     for (int i = 0; i < f; i++) {
         const tir_op_t *op = &k->ops[i];
         if (op->dst->tensor == v)
-            mark(op->dst, bits, n);
+            spill_mark(op->dst, bits, n);
         if (op->dst2->tensor == v)
-            mark(op->dst2, bits, n);
+            spill_mark(op->dst2, bits, n);
     }
-    int all = 1;
-    for (uint64_t b = 0; b < n / 8 && all; b++)   /* whole bytes, then the tail's bits */
-        all = bits[b] == 0xff;
-    for (uint64_t e = n & ~(uint64_t)7; e < n && all; e++)
-        all = bits[e >> 3] >> (e & 7) & 1;
+    int all = spill_all_set(bits, n);
     free(bits);
     return all;
 }
@@ -261,9 +371,9 @@ static int written_whole(const tir_kernel_t *k, int v, int f)
 /* Whether v is a reload whose slot still holds its data (no store needed). */
 static bool clean(const sp_t *s, int v)
 {
-    if (v >= s->cap_slot_of || s->slot_of[v] < 0)
+    if (v >= s->sl->cap_slot_of || s->sl->slot_of[v] < 0)
         return false;
-    const slot_t *sl = &s->slots[s->slot_of[v]];
+    const slot_t *sl = &s->sl->slots[s->sl->slot_of[v]];
     int w = s->lastw[v];
     return sl->holder == v && w >= 0 && (s->k->ops[w].flags & TIR_F_SPILL_RELOAD) &&
            s->k->ops[w].dst->tensor == v;
@@ -327,119 +437,39 @@ static int choose(sp_t *s, int f, char *why, size_t len)
         at_f = 0;
     }
     const tir_op_t *op = &k->ops[f];
-    if (partial >= 0)
-        snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are not "
-                           "wholly written before it (storing '%s' would read bytes nothing "
-                           "wrote)", op->path, tir_op_name(op->kind), k->tensors[partial].name);
-    else if (pinned >= 0)
-        snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are "
-                           "reloaded right before %s (%s), which reads them (spilling '%s' again "
-                           "would only reorder those reloads)", op->path, tir_op_name(op->kind),
-                 k->ops[pinned_use].path, tir_op_name(k->ops[pinned_use].kind),
-                 k->tensors[pinned].name);
-    else if (at_f)
-        snprintf(why, len, "every SBUF tile live at %s (%s) is accessed by it", op->path,
-                 tir_op_name(op->kind));
-    else
-        snprintf(why, len, "no other SBUF tile is live at %s (%s)", op->path,
-                 tir_op_name(op->kind));
+    const tir_op_t *pu = pinned >= 0 ? &k->ops[pinned_use] : op;
+    spill_why_none(why, len, op->path, op->kind, partial >= 0 ? k->tensors[partial].name : NULL,
+                   pinned >= 0 ? k->tensors[pinned].name : NULL, pu->path, pu->kind, at_f > 0);
     return -1;
 }
 
 /* ---- the rewrite ---- */
 
-static tir_ap_t whole(int tensor, int64_t p, int64_t fr)
-{
-    tir_ap_t a = {.tensor = tensor, .ndim = 2, .step = {fr, 1}, .count = {p, fr}};
-    return a;
-}
-
 /* A slot for tile v free for a store at op position pos, or a new one. */
 static int get_slot(sp_t *s, int v, int pos)
 {
     tir_kernel_t *k = s->k;
+    spill_slots_t *ss = s->sl;
     const tir_tensor_t *vt = &k->tensors[v];
-    int64_t p = vt->shape[0], fr = (int64_t)(enc_tensor_elems(vt) / (uint64_t)p);
-    for (int i = 0; i < s->nslots; i++) {
-        const tir_tensor_t *st = &k->tensors[s->slots[i].tensor];
-        if (s->slots[i].last_reload < pos && st->dtype == vt->dtype && st->shape[0] == p &&
+    int64_t p, fr;
+    spill_shape(vt, &p, &fr);
+    for (int i = 0; i < ss->nslots; i++) {
+        const tir_tensor_t *st = &k->tensors[ss->slots[i].tensor];
+        if (ss->slots[i].last_reload < pos && st->dtype == vt->dtype && st->shape[0] == p &&
             st->shape[1] == fr)
             return i;
     }
-    if (s->nslots == s->cap_slots) {
-        int nc = s->cap_slots ? s->cap_slots * 2 : 8;
-        slot_t *ns = realloc(s->slots, (size_t)nc * sizeof *ns);
-        if (!ns)
-            return -1;
-        s->slots = ns;
-        s->cap_slots = nc;
-    }
-    char name[TIR_NAME_LEN], free_name[TIR_NAME_LEN];
-    snprintf(name, sizeof name, "spill_slot%d", s->nslots);
-    if (s->nslots == 0)   /* a kernel may name a tensor so: one pass, a check per name if so */
-        s->slot_names_used = tir_name_prefix_used(k, "spill_slot");
-    tir_tensor_t nt;
-    memset(&nt, 0, sizeof nt);
-    nt.name = s->slot_names_used ? tir_free_name(k, name, free_name) : name;
-    nt.path = "(compiler: spill slot)";
-    nt.kind = TIR_T_SCRATCH;
-    nt.dtype = vt->dtype;
-    nt.ndim = 2;
-    nt.shape[0] = p;
-    nt.shape[1] = fr;
-    nt.shared_with = -1;
-    int id = tir_add_tensor(k, &nt);
+    if (spill_slots_reserve(ss))
+        return -1;
+    int id = spill_slot_tensor(k, vt, ss->nslots, &ss->names_checked, &ss->names_used);
     if (id < 0)
         return -1;
-    s->slots[s->nslots] = (slot_t){id, -1, -1};
+    ss->slots[ss->nslots] = (slot_t){id, -1, -1};
     s->st->slots++;
-    return s->nslots++;
+    return ss->nslots++;
 }
 
-/* The reload tile of v: same shape and dtype, "<base>.s<n>", path
- * "<path>.spill" (the reloads of one declaration rotate together). */
-static int reload_tile(sp_t *s, int v)
-{
-    tir_kernel_t *k = s->k;
-    tir_tensor_t nt = k->tensors[v];
-    char name[TIR_NAME_LEN], path[TIR_PATH_LEN], base[TIR_NAME_LEN];
-    su_copy(base, sizeof base, nt.name);
-    char *cut = strrchr(base, '.');   /* a reload of a reload: one suffix */
-    if (cut && v < s->cap_slot_of && s->slot_of[v] >= 0)
-        *cut = 0;
-    snprintf(name, sizeof name, "%.40s.s%u", base, s->st->reloads);
-    const char *sfx = ".spill";
-    size_t pl = strlen(nt.path), sl = strlen(sfx);
-    if (pl >= sl && strcmp(nt.path + pl - sl, sfx) == 0)
-        su_copy(path, sizeof path, nt.path);
-    else
-        snprintf(path, sizeof path, "%.*s%s", (int)(sizeof path - sl - 1), nt.path, sfx);
-    nt.name = name;
-    nt.path = path;
-    nt.const_data = NULL;
-    nt.const_path = NULL;
-    nt.print_prefix = NULL;
-    return tir_add_tensor(k, &nt);
-}
-
-static int spill_op(sp_t *s, tir_op_t *op, tir_opkind_t kind, const tir_ap_t *dst,
-                    const tir_ap_t *src, const char *path, unsigned flag)
-{
-    tir_op_init(op, kind);
-    char name[TIR_NAME_LEN];
-    snprintf(name, sizeof name, "%s_%u", flag == TIR_F_SPILL_SAVE ? "spill_save" : "spill_reload",
-             flag == TIR_F_SPILL_SAVE ? s->st->saves : s->st->reloads);
-    op->name = tir_name(s->k, name);
-    op->path = path;
-    op->dst = tir_ap_intern(s->k, dst);
-    op->src[0] = tir_ap_intern(s->k, src);
-    op->nsrc = 1;
-    op->flags = flag;
-    return op->name && op->dst && op->src[0] ? 0 : -1;
-}
-
-/* Rename tensor v to v2 in every operand of op. */
-static int rename_op(tir_kernel_t *k, tir_op_t *op, int v, int v2)
+int spill_rename_op(tir_kernel_t *k, tir_op_t *op, int v, int v2)
 {
     const tir_ap_t **slot[TIR_MAX_READ_APS + 2];
     int n = tir_op_read_slots(op, slot);
@@ -462,19 +492,24 @@ static int rename_op(tir_kernel_t *k, tir_op_t *op, int v, int v2)
 static int spill_one(sp_t *s, int v)
 {
     tir_kernel_t *k = s->k;
+    spill_slots_t *ss = s->sl;
     int w = s->lastw[v], n = s->next[v];
     bool save = !clean(s, v);
-    int sl = save ? get_slot(s, v, w + 1) : s->slot_of[v];
-    int v2 = sl >= 0 ? reload_tile(s, v) : -1;
-    if (v2 < 0 || grow_ints(&s->slot_of, &s->cap_slot_of, k->ntensors))
+    int sl = save ? get_slot(s, v, w + 1) : ss->slot_of[v];
+    int v2 = sl >= 0 ? spill_reload_tensor(k, v, v < ss->cap_slot_of && ss->slot_of[v] >= 0,
+                                           s->st->reloads)
+                     : -1;
+    if (v2 < 0 || spill_slot_of_reserve(ss, k->ntensors))
         return -1;
     const tir_tensor_t *vt = &k->tensors[v];
-    int64_t p = vt->shape[0], fr = (int64_t)(enc_tensor_elems(vt) / (uint64_t)p);
+    int64_t p, fr;
+    spill_shape(vt, &p, &fr);
     uint64_t bytes = enc_tensor_bytes(vt);
-    tir_ap_t hb = whole(s->slots[sl].tensor, p, fr), a1 = whole(v, p, fr), a2 = whole(v2, p, fr);
+    tir_ap_t hb = spill_whole(ss->slots[sl].tensor, p, fr), a1 = spill_whole(v, p, fr),
+             a2 = spill_whole(v2, p, fr);
     tir_op_t st, ld;
-    if ((save && spill_op(s, &st, TIR_STORE, &hb, &a1, vt->path, TIR_F_SPILL_SAVE)) ||
-        spill_op(s, &ld, TIR_LOAD, &a2, &hb, k->tensors[v2].path, TIR_F_SPILL_RELOAD))
+    if ((save && spill_make_op(k, &st, &hb, &a1, vt->path, TIR_F_SPILL_SAVE, s->st->saves)) ||
+        spill_make_op(k, &ld, &a2, &hb, k->tensors[v2].path, TIR_F_SPILL_RELOAD, s->st->reloads))
         return -1;
     /* in place: ops [0, w] stay, the store goes after op w, ops (w, n)
      * move up by one, the reload and ops [n, nops) by one more (copying the
@@ -502,17 +537,17 @@ static int spill_one(sp_t *s, int v)
         newpos[i] = i <= w ? i : i < n ? i + up : i + up + 1;
     int rc = 0;
     for (int i = n + up + 1; i < k->nops && !rc; i++)
-        rc = rename_op(k, &ops[i], v, v2);
+        rc = spill_rename_op(k, &ops[i], v, v2);
     tir_ops_renumber(k, ops, k->nops, old_n, newpos, NULL);
-    for (int i = 0; i < s->nslots; i++)
-        if (s->slots[i].last_reload >= 0)
-            s->slots[i].last_reload = newpos[s->slots[i].last_reload];
+    for (int i = 0; i < ss->nslots; i++)
+        if (ss->slots[i].last_reload >= 0)
+            ss->slots[i].last_reload = newpos[ss->slots[i].last_reload];
     free(newpos);
     if (rc)
         return -1;
-    s->slots[sl].holder = v2;
-    s->slots[sl].last_reload = n + up;   /* the reload, right before op n */
-    s->slot_of[v2] = sl;
+    ss->slots[sl].holder = v2;
+    ss->slots[sl].last_reload = n + up;   /* the reload, right before op n */
+    ss->slot_of[v2] = sl;
     s->st->victims++;
     s->st->reloads++;
     s->st->reload_bytes += bytes;
@@ -534,22 +569,30 @@ static int spill_at(sp_t *s, int f, char *why, size_t len)
     return v;
 }
 
-int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
-              enc_spill_stats_t *st, tpb_err_t *err)
+/* why[] when the kernel has a dynamic loop (spilling assumes op order is
+ * execution order), else why[] unchanged. */
+static void dynamic_why(const tir_kernel_t *k, char *why, size_t len)
 {
-    memset(st, 0, sizeof *st);
-    sp_t s = {.k = k, .st = st};
-    int rc = -1;
-    char why[400], first[sizeof err->msg];
-    why[0] = first[0] = 0;
     for (int l = 0; l < k->nloops; l++)
         if (k->loops[l].dynamic)
-            snprintf(why, sizeof why, "the kernel has a dynamic loop (%s), whose body runs "
-                                      "a number of times known only at run time",
+            snprintf(why, len, "the kernel has a dynamic loop (%s), whose body runs "
+                               "a number of times known only at run time",
                      k->loops[l].path);
-    for (int round = 0;; round++) {
+}
+
+int spill_rounds(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+                 enc_spill_stats_t *st, spill_slots_t *slots, const char *first0,
+                 tpb_err_t *err)
+{
+    sp_t s = {.k = k, .st = st, .sl = slots};
+    int rc = -1;
+    char why[400], first[sizeof err->msg];
+    why[0] = 0;
+    su_copy(first, sizeof first, first0);
+    dynamic_why(k, why, sizeof why);
+    for (int round = (int)st->victims;; round++) {
         int f;
-        if (place(k, t, buffers, loops, &f, err) == 0) {
+        if (spill_place(k, t, buffers, loops, &f, err) == 0) {
             rc = 0;
             break;
         }
@@ -579,10 +622,26 @@ int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
             tpb_errf(err, "%s; spilling could not help: %s", first, why);
         break;
     }
-    free(s.slots);
-    free(s.slot_of);
+    spill_slots_free(slots);
     free(s.prev);
     free(s.next);
     free(s.lastw);
     return rc;
+}
+
+int enc_spill_reference(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+                        enc_spill_stats_t *st, tpb_err_t *err)
+{
+    memset(st, 0, sizeof *st);
+    spill_slots_t slots;
+    memset(&slots, 0, sizeof slots);
+    return spill_rounds(k, t, buffers, loops, st, &slots, "", err);
+}
+
+int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+              enc_spill_stats_t *st, tpb_err_t *err)
+{
+    memset(st, 0, sizeof *st);
+    int rc = spill_fast(k, t, buffers, loops, st, err);
+    return rc <= 0 ? rc : enc_spill_reference(k, t, buffers, loops, st, err);
 }

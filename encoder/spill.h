@@ -30,5 +30,10 @@ void enc_spill_free(tir_kernel_t *k);
  * allocator's error verbatim followed by why spilling could not help. */
 int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
               enc_spill_stats_t *st, tpb_err_t *err);
+/* enc_spill by rounds, each placing the whole kernel again (rounds x ops):
+ * the same decisions; what enc_spill falls back to where its resumed
+ * placement does not apply, and the tests' reference. */
+int enc_spill_reference(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+                        enc_spill_stats_t *st, tpb_err_t *err);
 
 #endif

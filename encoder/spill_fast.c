@@ -1,0 +1,1093 @@
+/* spill_fast.c - SBUF spilling from one placement resumed after each
+ * victim (docs/compiler.md "SBUF spilling").
+ *
+ * The reference (spill.c) places the whole kernel once per victim; where
+ * it fails, with every rotation group down to one buffer, the placement is
+ * plain first fit in first-use order.  Here that placement runs once and
+ * is resumed: a victim v chosen at pressure op f now ends at e (its last
+ * access before f, or its store), and first fit in first-use order decides
+ * a tile's address only from the tiles placed before it and which of them
+ * are still live at its first use -- unchanged for every tile first used
+ * by e.  So the tiles first used after e are taken back (an undo log of
+ * the placement's steps: placed, freed) and placed again, v now freed
+ * after e, and the reload tile joins the placement at its reload.  The
+ * placement's failure is then where the reference's next round fails, and
+ * the victim is chosen by the same rule from the same facts:
+ *
+ *   - no op is inserted until the end: a store / reload is an op id past
+ *     the kernel's, in the gap before one of its ops, ordered by a label
+ *     (gaps are relabelled when two labels meet); ops compare by (gap,
+ *     label), the kernel's own ops after their gap's;
+ *   - a tile's accesses are a slice of its root tensor's op list (the
+ *     kernel as given) plus the inserted ops that access it; a spill cuts
+ *     the slice at f, the reload tile takes the tail;
+ *   - Belady's rule needs the live tile with the furthest next use: a heap
+ *     of the live tiles by next use, kept as the pressure point moves on
+ *     (each access passed moves its tile's key: linear in the ops).
+ *
+ * At the end the kernel is rebuilt once (every inserted op in its gap, the
+ * renamed operands, deps and loop boundaries renumbered) and placed as the
+ * compile does; should that not fit (the reference stops as soon as any
+ * rotation count fits; this placement is the one-buffer one the reference
+ * fails at), the reference's rounds continue from there.  Not used with
+ * fixed SBUF tiles or dynamic loops (spill_fast returns 1). */
+#include "spill_int.h"
+
+#include "alloc_fit.h"
+#include "alloc_live.h"
+#include "backend.h"
+#include "strutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAN 64u   /* SBUF placement granule (alloc.c's SBUF_ALIGN) */
+
+typedef struct sf sf_t;
+
+/* ---- an indexed binary heap of item ids ---- */
+
+/* whether item x comes out before item y */
+typedef bool (*before_fn)(const sf_t *e, int x, int y);
+
+typedef struct {
+    int *a;
+    int n, cap;
+    int *pos;   /* per item: its index in a, -1 */
+    int cap_pos;
+    before_fn before;
+} heap_t;
+
+/* ---- the state ---- */
+
+typedef struct {   /* an inserted op */
+    int gap;       /* it comes before the kernel's op gap (nops: at the end) */
+    uint32_t label;
+    int prev, next;   /* neighbours in its gap, -1 */
+    int tile;      /* the tile it accesses: a store reads it, a reload writes it */
+    int xnext;     /* the tile's next inserted access, -1 */
+    int slot;      /* the HBM slot tensor */
+    unsigned num;  /* spill_save_<num> / spill_reload_<num> */
+    bool save;
+    const char *path;
+} ins_t;
+
+typedef struct {   /* per tensor */
+    int root;      /* the tensor of the kernel as given whose op list [lo, hi) are */
+    int lo, hi;
+    int xhead;     /* its first inserted access, -1 */
+    int rq;        /* its placement request, -1 */
+    int key;       /* Belady: pending, its first access; live, its next one (op id) */
+    uint64_t bytes;
+    unsigned char bstate;   /* 0 not a candidate, 1 pending, 2 live, 3 done */
+} tu_t;
+
+typedef struct {   /* a placement request */
+    int tensor;    /* -1: an op's scratch partial */
+    int first, last;   /* op ids */
+    uint64_t bytes;    /* per partition */
+    int need, addr;    /* granules */
+    int order;     /* index in order[]; -1: a reload tile's (pend) */
+} rq_t;
+
+struct sf {
+    tir_kernel_t *k;
+    enc_spill_stats_t *st;
+    int N;                     /* ops of the kernel as given */
+    ins_t *ins;
+    int nins, cap_ins;
+    int *gap_head, *gap_tail;  /* [N + 1] */
+    int *ent_op;               /* per root tensor, its ops ascending (CSR) */
+    int *ent_lw;               /* the last write entry at or before this one, -1 */
+    unsigned char *ent_w;
+    tu_t *tu;
+    int cap_tu;
+    rq_t *rq;
+    int nrq, cap_rq;
+    int *order;                /* the kernel's requests in first-use order */
+    int norder, oi;            /* oi: the next to place */
+    heap_t pend;               /* reload tiles' requests not placed, by first use */
+    heap_t rel;                /* placed requests not freed, by last use */
+    fit_runs_t fit;
+    uint64_t cap;
+    int *log;                  /* placement steps: rq << 1 | placed (else freed) */
+    int nlog, cap_log;
+    heap_t ev;                 /* Belady: pending and live tiles by key */
+    heap_t bel;                /* live tiles, furthest next use first */
+    int x;                     /* accesses before op x are passed (-1: none yet) */
+    spill_slots_t sl;          /* last_reload: op ids */
+};
+
+static uint64_t pk(const sf_t *e, int id)
+{
+    if (id < e->N)
+        return (uint64_t)id << 32 | 0xffffffffu;
+    const ins_t *i = &e->ins[id - e->N];
+    return (uint64_t)i->gap << 32 | i->label;
+}
+
+static int grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* ---- heap ---- */
+
+static void h_set(heap_t *h, int i, int item)
+{
+    h->a[i] = item;
+    h->pos[item] = i;
+}
+
+static void h_up(const sf_t *e, heap_t *h, int i)
+{
+    int it = h->a[i];
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!h->before(e, it, h->a[p]))
+            break;
+        h_set(h, i, h->a[p]);
+        i = p;
+    }
+    h_set(h, i, it);
+}
+
+static void h_down(const sf_t *e, heap_t *h, int i)
+{
+    int it = h->a[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->before(e, h->a[c + 1], h->a[c]))
+            c++;
+        if (!h->before(e, h->a[c], it))
+            break;
+        h_set(h, i, h->a[c]);
+        i = c;
+    }
+    h_set(h, i, it);
+}
+
+static int h_push(const sf_t *e, heap_t *h, int item)
+{
+    int old = h->cap_pos;
+    if (grow((void **)&h->pos, &h->cap_pos, item + 1, sizeof *h->pos) ||
+        grow((void **)&h->a, &h->cap, h->n + 1, sizeof *h->a))
+        return -1;
+    for (int i = old; i < h->cap_pos; i++)
+        h->pos[i] = -1;
+    h_set(h, h->n++, item);
+    h_up(e, h, h->n - 1);
+    return 0;
+}
+
+static bool h_has(const heap_t *h, int item)
+{
+    return item < h->cap_pos && h->pos[item] >= 0;
+}
+
+static void h_remove(const sf_t *e, heap_t *h, int item)
+{
+    int i = h->pos[item];
+    h->pos[item] = -1;
+    if (--h->n == i)
+        return;
+    int moved = h->a[h->n];
+    h_set(h, i, moved);
+    h_up(e, h, i);
+    h_down(e, h, h->pos[moved]);
+}
+
+/* after item's key changed */
+static void h_fix(const sf_t *e, heap_t *h, int item)
+{
+    h_up(e, h, h->pos[item]);
+    h_down(e, h, h->pos[item]);
+}
+
+static int h_top(const heap_t *h) { return h->n ? h->a[0] : -1; }
+
+static void h_free(heap_t *h)
+{
+    free(h->a);
+    free(h->pos);
+}
+
+/* ---- op positions ---- */
+
+/* Give the gap's ops evenly spaced labels (two neighbours' labels met). */
+static void relabel(sf_t *e, int gap)
+{
+    int n = 0;
+    for (int id = e->gap_head[gap]; id >= 0; id = e->ins[id - e->N].next)
+        n++;
+    uint64_t step = 0xfffffffeull / (uint64_t)(n + 1), l = step;
+    for (int id = e->gap_head[gap]; id >= 0; id = e->ins[id - e->N].next, l += step)
+        e->ins[id - e->N].label = (uint32_t)l;
+}
+
+/* A new inserted op in gap `gap` between prev and next (ids in the gap, -1:
+ * its ends); its id, -1 when out of memory. */
+static int ins_new(sf_t *e, int gap, int prev, int next)
+{
+    if (grow((void **)&e->ins, &e->cap_ins, e->nins + 1, sizeof *e->ins))
+        return -1;
+    int id = e->N + e->nins++;
+    ins_t *i = &e->ins[id - e->N];
+    memset(i, 0, sizeof *i);
+    i->gap = gap;
+    i->prev = prev;
+    i->next = next;
+    i->xnext = -1;
+    if (prev >= 0)
+        e->ins[prev - e->N].next = id;
+    else
+        e->gap_head[gap] = id;
+    if (next >= 0)
+        e->ins[next - e->N].prev = id;
+    else
+        e->gap_tail[gap] = id;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t lo = prev >= 0 ? e->ins[prev - e->N].label : 0;
+        uint64_t hi = next >= 0 ? e->ins[next - e->N].label : 0xffffffffu;
+        if (hi - lo >= 2) {
+            i->label = (uint32_t)(lo + (hi - lo) / 2);
+            return id;
+        }
+        relabel(e, gap);
+    }
+    return id;   /* relabelled: spaced apart */
+}
+
+/* A new op right after op w / right before op n. */
+static int ins_after(sf_t *e, int w)
+{
+    if (w >= e->N)
+        return ins_new(e, e->ins[w - e->N].gap, w, e->ins[w - e->N].next);
+    return ins_new(e, w + 1, -1, e->gap_head[w + 1]);
+}
+
+static int ins_before(sf_t *e, int n)
+{
+    if (n >= e->N)
+        return ins_new(e, e->ins[n - e->N].gap, e->ins[n - e->N].prev, n);
+    return ins_new(e, n, e->gap_tail[n], -1);
+}
+
+/* The op after id in program order (-1: none). */
+static int op_after(const sf_t *e, int id)
+{
+    if (id >= e->N) {
+        const ins_t *i = &e->ins[id - e->N];
+        return i->next >= 0 ? i->next : i->gap < e->N ? i->gap : -1;
+    }
+    if (e->gap_head[id + 1] >= 0)
+        return e->gap_head[id + 1];
+    return id + 1 < e->N ? id + 1 : -1;
+}
+
+static const char *op_path(const sf_t *e, int id, tir_opkind_t *kind)
+{
+    if (id < e->N) {
+        *kind = e->k->ops[id].kind;
+        return e->k->ops[id].path;
+    }
+    *kind = e->ins[id - e->N].save ? TIR_STORE : TIR_LOAD;
+    return e->ins[id - e->N].path;
+}
+
+/* ---- a tile's accesses ---- */
+
+/* First entry of [lo, hi) whose op is >= val. */
+static int lower(const sf_t *e, int lo, int hi, int val)
+{
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (e->ent_op[mid] < val)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The kernel's ops before op f are those below lim_before, after it those
+ * from lim_after on. */
+static int lim_before(const sf_t *e, int f) { return f < e->N ? f : e->ins[f - e->N].gap; }
+static int lim_after(const sf_t *e, int f) { return f < e->N ? f + 1 : e->ins[f - e->N].gap; }
+
+static int earlier(const sf_t *e, int a, int b)
+{
+    return a < 0 ? b : b < 0 ? a : pk(e, a) <= pk(e, b) ? a : b;
+}
+
+static int later(const sf_t *e, int a, int b)
+{
+    return a < 0 ? b : b < 0 ? a : pk(e, a) >= pk(e, b) ? a : b;
+}
+
+/* t's first access after op f (-1: none). */
+static int next_after(const sf_t *e, int t, int f)
+{
+    const tu_t *u = &e->tu[t];
+    int i = lower(e, u->lo, u->hi, lim_after(e, f));
+    int b = i < u->hi ? e->ent_op[i] : -1;
+    uint64_t kf = pk(e, f);
+    for (int x = u->xhead; x >= 0; x = e->ins[x - e->N].xnext)
+        if (pk(e, x) > kf)
+            return earlier(e, b, x);
+    return b;
+}
+
+/* t's last access (writes only: last write) before op f (-1: none). */
+static int last_before(const sf_t *e, int t, int f, bool writes)
+{
+    const tu_t *u = &e->tu[t];
+    int i = lower(e, u->lo, u->hi, lim_before(e, f)) - 1;
+    if (writes && i >= u->lo)
+        i = e->ent_lw[i];
+    int b = i >= u->lo ? e->ent_op[i] : -1, x = -1;
+    uint64_t kf = pk(e, f);
+    for (int y = u->xhead; y >= 0 && pk(e, y) < kf; y = e->ins[y - e->N].xnext)
+        if (!writes || !e->ins[y - e->N].save)
+            x = y;
+    return later(e, b, x);
+}
+
+static bool accessed_at(const sf_t *e, int t, int f)
+{
+    if (f >= e->N)
+        return e->ins[f - e->N].tile == t;
+    const tu_t *u = &e->tu[t];
+    int i = lower(e, u->lo, u->hi, f);
+    return i < u->hi && e->ent_op[i] == f;
+}
+
+static int first_access(const sf_t *e, int t)
+{
+    const tu_t *u = &e->tu[t];
+    return earlier(e, u->lo < u->hi ? e->ent_op[u->lo] : -1, u->xhead);
+}
+
+/* The per-root op lists of the SBUF tiles: an entry per (op, tile), in op
+ * order (the reference's scan_uses reads the same operands). */
+static int build_uses(sf_t *e)
+{
+    tir_kernel_t *k = e->k;
+    int nt = k->ntensors;
+    int *cnt = calloc((size_t)nt + 1, sizeof *cnt), *last = malloc((size_t)(nt + 1) * sizeof *last);
+    if (!cnt || !last) {
+        free(cnt);
+        free(last);
+        return -1;
+    }
+    for (int t = 0; t < nt; t++)
+        last[t] = -1;
+    for (int i = 0; i < e->N; i++)
+        SPILL_FOR_OPERANDS(&k->ops[i], t, w, {
+            (void)w;
+            if (k->tensors[t].kind == TIR_T_SBUF && last[t] != i) {
+                cnt[t]++;
+                last[t] = i;
+            }
+        });
+    int tot = 0;
+    for (int t = 0; t < nt; t++) {
+        e->tu[t].root = t;
+        e->tu[t].lo = e->tu[t].hi = tot;
+        e->tu[t].xhead = e->tu[t].rq = -1;
+        tot += cnt[t];
+    }
+    e->ent_op = malloc((size_t)(tot + 1) * sizeof *e->ent_op);
+    e->ent_lw = malloc((size_t)(tot + 1) * sizeof *e->ent_lw);
+    e->ent_w = malloc((size_t)tot + 1);
+    int rc = e->ent_op && e->ent_lw && e->ent_w ? 0 : -1;
+    for (int i = 0; rc == 0 && i < e->N; i++)
+        SPILL_FOR_OPERANDS(&k->ops[i], t, w, {
+            if (k->tensors[t].kind != TIR_T_SBUF)
+                continue;
+            tu_t *u = &e->tu[t];
+            if (u->hi == u->lo || e->ent_op[u->hi - 1] != i) {
+                e->ent_op[u->hi] = i;
+                e->ent_w[u->hi++] = 0;
+            }
+            e->ent_w[u->hi - 1] |= w;
+        });
+    for (int t = 0; rc == 0 && t < nt; t++)
+        for (int i = e->tu[t].lo, lw = -1; i < e->tu[t].hi; i++)
+            e->ent_lw[i] = lw = e->ent_w[i] ? i : lw;
+    free(cnt);
+    free(last);
+    return rc;
+}
+
+/* ---- the placement ---- */
+
+static bool rq_first_before(const sf_t *e, int a, int b)
+{
+    uint64_t ka = pk(e, e->rq[a].first), kb = pk(e, e->rq[b].first);
+    return ka != kb ? ka < kb : e->rq[a].tensor < e->rq[b].tensor;
+}
+
+static bool rq_last_before(const sf_t *e, int a, int b)
+{
+    return pk(e, e->rq[a].last) < pk(e, e->rq[b].last);
+}
+
+static int rq_new(sf_t *e, int tensor, int first, int last, uint64_t bytes)
+{
+    if (grow((void **)&e->rq, &e->cap_rq, e->nrq + 1, sizeof *e->rq))
+        return -1;
+    e->rq[e->nrq] = (rq_t){tensor, first, last, bytes, (int)((bytes + GRAN - 1) / GRAN), -1, -1};
+    if (tensor >= 0)
+        e->tu[tensor].rq = e->nrq;
+    return e->nrq++;
+}
+
+static int log_add(sf_t *e, int v)
+{
+    if (grow((void **)&e->log, &e->cap_log, e->nlog + 1, sizeof *e->log))
+        return -1;
+    e->log[e->nlog++] = v;
+    return 0;
+}
+
+/* The next request to place, -1: all placed. */
+static int next_rq(const sf_t *e)
+{
+    int a = e->oi < e->norder ? e->order[e->oi] : -1, b = h_top(&e->pend);
+    if (a < 0 || b < 0)
+        return a < 0 ? b : a;
+    return rq_first_before(e, b, a) ? b : a;
+}
+
+static int fit_mark(sf_t *e, const rq_t *r, bool used)
+{
+    return fit_runs_set(&e->fit, r->addr, r->addr + r->need, used);
+}
+
+/* First fit on from where it stands: 0 when every request is placed, 1
+ * with *fail the request that found no room, -1 out of memory. */
+static int sweep(sf_t *e, int *fail)
+{
+    for (;;) {
+        int q = next_rq(e);
+        if (q < 0)
+            return 0;
+        rq_t *r = &e->rq[q];
+        uint64_t kf = pk(e, r->first);
+        for (int d; (d = h_top(&e->rel)) >= 0 && pk(e, e->rq[d].last) < kf;) {
+            h_remove(e, &e->rel, d);
+            if (fit_mark(e, &e->rq[d], false) || log_add(e, d << 1))
+                return -1;
+        }
+        int g = fit_runs_first(&e->fit, r->need);
+        if ((uint64_t)g * GRAN + r->bytes > e->cap) {
+            *fail = q;
+            return 1;
+        }
+        r->addr = g;
+        if (r->order >= 0)
+            e->oi++;
+        else
+            h_remove(e, &e->pend, q);
+        if (fit_mark(e, r, true) || h_push(e, &e->rel, q) || log_add(e, q << 1 | 1))
+            return -1;
+    }
+}
+
+/* Take back the steps for the requests first used after op end (and the
+ * frees done before them). */
+static int rollback(sf_t *e, int end)
+{
+    uint64_t ke = pk(e, end);
+    int to = e->nlog;
+    while (to > 0 && !((e->log[to - 1] & 1) && pk(e, e->rq[e->log[to - 1] >> 1].first) <= ke))
+        to--;
+    while (e->nlog > to) {
+        int s = e->log[--e->nlog], q = s >> 1;
+        rq_t *r = &e->rq[q];
+        if (s & 1) {
+            h_remove(e, &e->rel, q);
+            if (fit_mark(e, r, false))
+                return -1;
+            if (r->order >= 0)
+                e->oi = r->order;
+            else if (h_push(e, &e->pend, q))
+                return -1;
+        } else if (fit_mark(e, r, true) || h_push(e, &e->rel, q)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The kernel's requests by (first op, tensor): alloc.c's cmp_first_use. */
+typedef struct {
+    uint64_t key;
+    int rq;
+} okey_t;
+
+static int cmp_okey(const void *x, const void *y)
+{
+    const okey_t *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* ---- Belady ---- */
+
+static bool ev_before(const sf_t *e, int a, int b)
+{
+    return pk(e, e->tu[a].key) < pk(e, e->tu[b].key);
+}
+
+/* furthest next use, then the larger tile, then the lower index */
+static bool bel_before(const sf_t *e, int a, int b)
+{
+    uint64_t ka = pk(e, e->tu[a].key), kb = pk(e, e->tu[b].key);
+    if (ka != kb)
+        return ka > kb;
+    if (e->tu[a].bytes != e->tu[b].bytes)
+        return e->tu[a].bytes > e->tu[b].bytes;
+    return a < b;
+}
+
+/* t's state at walk point x (bstate 1..3, key), into the heaps. */
+static int bel_state(sf_t *e, int t, int x)
+{
+    tu_t *u = &e->tu[t];
+    int a = first_access(e, t);
+    if (a < 0) {
+        u->bstate = 3;
+        return 0;
+    }
+    if (x < 0 || pk(e, a) >= pk(e, x)) {
+        u->bstate = 1;
+        u->key = a;
+        return h_push(e, &e->ev, t);
+    }
+    int n = accessed_at(e, t, x) ? x : next_after(e, t, x);
+    u->bstate = n < 0 ? 3 : 2;
+    u->key = n;
+    return n < 0 ? 0 : h_push(e, &e->ev, t) || h_push(e, &e->bel, t) ? -1 : 0;
+}
+
+/* Pass every access before op f: each live tile's key is then its first
+ * access at or after f.  Backwards: the state rebuilt at f. */
+static int walk_to(sf_t *e, int f)
+{
+    if (e->x >= 0 && pk(e, f) < pk(e, e->x)) {
+        for (int i = 0; i < e->ev.n; i++)
+            e->ev.pos[e->ev.a[i]] = -1;
+        for (int i = 0; i < e->bel.n; i++)
+            e->bel.pos[e->bel.a[i]] = -1;
+        e->ev.n = e->bel.n = 0;
+        for (int t = 0; t < e->k->ntensors; t++)
+            if (e->tu[t].bstate && bel_state(e, t, f))
+                return -1;
+        e->x = f;
+        return 0;
+    }
+    uint64_t kf = pk(e, f);
+    for (int t; (t = h_top(&e->ev)) >= 0 && pk(e, e->tu[t].key) < kf;) {
+        tu_t *u = &e->tu[t];
+        int n = next_after(e, t, u->key);
+        bool was_live = u->bstate == 2;
+        u->key = n;
+        if (n < 0) {
+            u->bstate = 3;
+            h_remove(e, &e->ev, t);
+            if (was_live)
+                h_remove(e, &e->bel, t);
+            continue;
+        }
+        u->bstate = 2;
+        h_fix(e, &e->ev, t);
+        if (was_live)
+            h_fix(e, &e->bel, t);
+        else if (h_push(e, &e->bel, t))
+            return -1;
+    }
+    e->x = f;
+    return 0;
+}
+
+/* ---- the victim rule (spill.c's choose, on these structures) ---- */
+
+static int slot_of(const sf_t *e, int t)
+{
+    return t < e->sl.cap_slot_of ? e->sl.slot_of[t] : -1;
+}
+
+/* whether op id is t's reload */
+static bool is_reload_of(const sf_t *e, int id, int t)
+{
+    return id >= e->N && !e->ins[id - e->N].save && e->ins[id - e->N].tile == t;
+}
+
+/* v a reload whose slot still holds its data (w: its last write before f) */
+static bool clean(const sf_t *e, int v, int w)
+{
+    int s = slot_of(e, v);
+    return s >= 0 && e->sl.slots[s].holder == v && w >= 0 && is_reload_of(e, w, v);
+}
+
+/* v last written by its reload, only reloads between that and its next use */
+static bool reloaded_for_next(const sf_t *e, int v, int f)
+{
+    int r = last_before(e, v, f, true), n = e->tu[v].key;
+    if (r < 0 || !is_reload_of(e, r, v))
+        return false;
+    for (int j = op_after(e, r); j >= 0 && j != n; j = op_after(e, j))
+        if (j < e->N ? !(e->k->ops[j].flags & TIR_F_SPILL_RELOAD) : e->ins[j - e->N].save)
+            return false;
+    return true;
+}
+
+/* Whether the accesses of v before f write all of it (-1: out of memory). */
+static int written_whole(const sf_t *e, int v, int f)
+{
+    const tir_kernel_t *k = e->k;
+    const tu_t *u = &e->tu[v];
+    uint64_t n = enc_tensor_elems(&k->tensors[v]);
+    int hi = lower(e, u->lo, u->hi, lim_before(e, f)), r = u->root;
+    for (int x = u->xhead; x >= 0 && pk(e, x) < pk(e, f); x = e->ins[x - e->N].xnext)
+        if (!e->ins[x - e->N].save)
+            return 1;   /* a reload writes it whole */
+    for (int i = u->lo; i < hi; i++) {
+        const tir_op_t *op = &k->ops[e->ent_op[i]];
+        if (e->ent_w[i] && ((op->dst->tensor == r && spill_dense_full(op->dst, n)) ||
+                            (op->dst2->tensor == r && spill_dense_full(op->dst2, n))))
+            return 1;
+    }
+    uint8_t *bits = calloc((size_t)(n / 8 + 1), 1);
+    if (!bits)
+        return -1;
+    for (int i = u->lo; i < hi; i++) {
+        const tir_op_t *op = &k->ops[e->ent_op[i]];
+        if (!e->ent_w[i])
+            continue;
+        if (op->dst->tensor == r)
+            spill_mark(op->dst, bits, n);
+        if (op->dst2->tensor == r)
+            spill_mark(op->dst2, bits, n);
+    }
+    int all = spill_all_set(bits, n);
+    free(bits);
+    return all;
+}
+
+/* The victim at f, or -1 with why[] (-2: out of memory). */
+static int choose(sf_t *e, int f, char *why, size_t len)
+{
+    if (walk_to(e, f))
+        return -2;
+    int refused[64], nref = 0, partial = -1, pinned = -1, pin_use = -1, v = -1;
+    uint64_t kf = pk(e, f);
+    for (;;) {
+        int b = h_top(&e->bel);
+        if (b < 0 || pk(e, e->tu[b].key) <= kf)
+            break;   /* the furthest next use is f's: every live tile is accessed by it */
+        int whole = 0;
+        bool pin = reloaded_for_next(e, b, f);
+        if (!pin) {
+            int w = last_before(e, b, f, true);
+            whole = w < 0 ? 0 : clean(e, b, w) ? 1 : written_whole(e, b, f);
+            if (whole < 0)
+                return -2;
+            if (whole) {
+                v = b;
+                break;
+            }
+        }
+        if (pin)
+            pinned = b, pin_use = e->tu[b].key;
+        else
+            partial = b;
+        if (nref == (int)(sizeof refused / sizeof refused[0]))
+            return -3;   /* many refused: the reference's rounds decide */
+        refused[nref++] = b;
+        h_remove(e, &e->bel, b);
+    }
+    for (int i = 0; i < nref; i++)
+        if (h_push(e, &e->bel, refused[i]))
+            return -2;
+    if (v >= 0)
+        return v;
+    bool at_f = false;
+    for (int i = 0; i < e->bel.n && !at_f; i++)
+        at_f = pk(e, e->tu[e->bel.a[i]].key) == kf;
+    tir_opkind_t fk, pkd = TIR_STORE;
+    const char *fp = op_path(e, f, &fk), *pp = pinned >= 0 ? op_path(e, pin_use, &pkd) : fp;
+    spill_why_none(why, len, fp, fk, partial >= 0 ? e->k->tensors[partial].name : NULL,
+                   pinned >= 0 ? e->k->tensors[pinned].name : NULL, pp, pkd, at_f);
+    return -1;
+}
+
+/* ---- the split ---- */
+
+/* A slot for v free for a store right after op w, or a new one. */
+static int get_slot(sf_t *e, int v, int w)
+{
+    tir_kernel_t *k = e->k;
+    const tir_tensor_t *vt = &k->tensors[v];
+    int64_t p, fr;
+    spill_shape(vt, &p, &fr);
+    uint64_t kw = pk(e, w);
+    for (int i = 0; i < e->sl.nslots; i++) {
+        const tir_tensor_t *st = &k->tensors[e->sl.slots[i].tensor];
+        if (pk(e, e->sl.slots[i].last_reload) <= kw && st->dtype == vt->dtype &&
+            st->shape[0] == p && st->shape[1] == fr)
+            return i;
+    }
+    if (spill_slots_reserve(&e->sl))
+        return -1;
+    int id = spill_slot_tensor(k, vt, e->sl.nslots, &e->sl.names_checked, &e->sl.names_used);
+    if (id < 0)
+        return -1;
+    e->sl.slots[e->sl.nslots] = (spill_slot_t){id, -1, -1};
+    e->st->slots++;
+    return e->sl.nslots++;
+}
+
+/* Room for the tensors k has now. */
+static int tu_reserve(sf_t *e)
+{
+    int old = e->cap_tu;
+    if (grow((void **)&e->tu, &e->cap_tu, e->k->ntensors, sizeof *e->tu))
+        return -1;
+    memset(e->tu + old, 0, (size_t)(e->cap_tu - old) * sizeof *e->tu);
+    return spill_slot_of_reserve(&e->sl, e->k->ntensors);
+}
+
+/* Put inserted access x into t's list, by position. */
+static void x_insert(sf_t *e, int t, int x)
+{
+    int *at = &e->tu[t].xhead;
+    while (*at >= 0 && pk(e, *at) < pk(e, x))
+        at = &e->ins[*at - e->N].xnext;
+    e->ins[x - e->N].xnext = *at;
+    *at = x;
+    e->ins[x - e->N].tile = t;
+}
+
+/* Split v's live range at f as spill.c's spill_one does, the placement
+ * taken back to where the split changes it. */
+static int split(sf_t *e, int v, int f)
+{
+    tir_kernel_t *k = e->k;
+    int w = last_before(e, v, f, true), n = next_after(e, v, f), prev = last_before(e, v, f, false);
+    bool save = !clean(e, v, w), was_reload = slot_of(e, v) >= 0;
+    int sl = save ? get_slot(e, v, w) : slot_of(e, v);
+    int v2 = sl >= 0 ? spill_reload_tensor(k, v, was_reload, e->st->reloads) : -1;
+    if (v2 < 0 || tu_reserve(e))
+        return -1;
+    uint64_t bytes = enc_tensor_bytes(&k->tensors[v]);
+    int sid = save ? ins_after(e, w) : -2, rid = sid == -1 ? -1 : ins_before(e, n);
+    if (rid < 0)
+        return -1;
+    tu_t *u = &e->tu[v], *u2 = &e->tu[v2];
+    /* the accesses after f are the reload tile's: the op list's tail and
+     * the inserted ones after f, behind its reload */
+    int cut = lower(e, u->lo, u->hi, lim_after(e, f));
+    *u2 = (tu_t){.root = u->root, .lo = cut, .hi = u->hi, .xhead = rid, .rq = -1,
+                 .bytes = u->bytes, .bstate = 1, .key = rid};
+    u->hi = cut;
+    int *tail = &u->xhead;
+    while (*tail >= 0 && pk(e, *tail) < pk(e, f))
+        tail = &e->ins[*tail - e->N].xnext;
+    ins_t *ri = &e->ins[rid - e->N];
+    *ri = (ins_t){ri->gap, ri->label, ri->prev, ri->next, v2, *tail, e->sl.slots[sl].tensor,
+                  e->st->reloads, false, k->tensors[v2].path};
+    *tail = -1;
+    for (int x = ri->xnext; x >= 0; x = e->ins[x - e->N].xnext)
+        e->ins[x - e->N].tile = v2;
+    int end = prev;
+    if (save) {
+        ins_t *si = &e->ins[sid - e->N];
+        *si = (ins_t){si->gap, si->label, si->prev, si->next, v, -1, e->sl.slots[sl].tensor,
+                      e->st->saves, true, k->tensors[v].path};
+        x_insert(e, v, sid);
+        end = later(e, prev, sid);
+    }
+    /* the placement: back to the first tile first used after v's new end */
+    rq_t *rv = &e->rq[u->rq];
+    int old_last = rv->last;
+    if (rollback(e, end))
+        return -1;
+    rv = &e->rq[u->rq];
+    rv->last = end;
+    h_fix(e, &e->rel, u->rq);
+    int q = rq_new(e, v2, rid, old_last, rv->bytes);
+    if (q < 0 || h_push(e, &e->pend, q))
+        return -1;
+    /* Belady: v is done at f, its reload tile pending */
+    if (h_has(&e->ev, v))
+        h_remove(e, &e->ev, v);
+    if (h_has(&e->bel, v))
+        h_remove(e, &e->bel, v);
+    u->bstate = 3;
+    if (h_push(e, &e->ev, v2))
+        return -1;
+    e->sl.slots[sl].holder = v2;
+    e->sl.slots[sl].last_reload = rid;
+    e->sl.slot_of[v2] = sl;
+    e->st->victims++;
+    e->st->reloads++;
+    e->st->reload_bytes += bytes;
+    if (save) {
+        e->st->saves++;
+        e->st->save_bytes += bytes;
+    }
+    return 0;
+}
+
+/* ---- set up, rebuild, hand over ---- */
+
+/* The requests and heaps for k as given (its liveness as the allocator's
+ * own pass finds it); 1 when k has fixed SBUF tiles. */
+static int init(sf_t *e, const tpb_target_t *t)
+{
+    tir_kernel_t *k = e->k;
+    e->N = k->nops;
+    e->x = -1;
+    e->cap = t->sbuf_partition_bytes;
+    e->pend.before = rq_first_before;
+    e->rel.before = rq_last_before;
+    e->ev.before = ev_before;
+    e->bel.before = bel_before;
+    fit_runs_init(&e->fit, (int)((e->cap + GRAN - 1) / GRAN));
+    for (int i = 0; i < k->ntensors; i++)
+        if (k->tensors[i].kind == TIR_T_SBUF && k->tensors[i].fixed1)
+            return 1;
+    e->gap_head = malloc((size_t)(e->N + 1) * sizeof *e->gap_head);
+    e->gap_tail = malloc((size_t)(e->N + 1) * sizeof *e->gap_tail);
+    if (!e->gap_head || !e->gap_tail || tu_reserve(e) || build_uses(e))
+        return -1;
+    for (int i = 0; i <= e->N; i++)
+        e->gap_head[i] = e->gap_tail[i] = -1;
+    bir_module_t m;
+    tpb_err_t err;
+    if (bir_module_init(&m, 0, k->ntensors, &err))
+        return -1;
+    for (int i = 0; i < k->ntensors; i++) {
+        const tir_tensor_t *tt = &k->tensors[i];
+        bir_mloc_t *ml = &m.mlocs[i];
+        ml->space = tt->kind == TIR_T_SBUF ? ISA_SPACE_SBUF
+                    : tt->kind == TIR_T_PSUM ? ISA_SPACE_PSUM : ISA_SPACE_HBM;
+        if (m.ident_tile < 0 && ml->space == ISA_SPACE_SBUF && enc_is_ident_tile(tt))
+            m.ident_tile = i;
+    }
+    int rc = alloc_liveness(k, t, &m, NULL);
+    okey_t *ok = malloc((size_t)(k->ntensors + k->nops + 1) * sizeof *ok);
+    int n = 0;
+    for (int i = 0; rc == 0 && ok && i < k->ntensors; i++) {
+        const tir_tensor_t *tt = &k->tensors[i];
+        const bir_mloc_t *ml = &m.mlocs[i];
+        e->tu[i].bytes = enc_tensor_bytes(tt);
+        if (tt->kind != TIR_T_SBUF)
+            continue;
+        e->tu[i].bstate = enc_is_ident_tile(tt) ? 0 : 1;
+        if (e->tu[i].bstate && bel_state(e, i, -1))
+            rc = -1;
+        if (ml->first_use < 0)
+            continue;
+        int q = rq_new(e, i, ml->first_use, ml->last_use, e->tu[i].bytes / (uint64_t)tt->shape[0]);
+        rc = rc ? rc : q < 0 ? -1 : 0;
+        if (q >= 0)
+            ok[n++] = (okey_t){(uint64_t)ml->first_use << 32 | (uint32_t)(i + 1), q};
+    }
+    for (int i = 0; rc == 0 && ok && m.op_scratch && i < k->nops; i++)
+        if (m.op_scratch[i].bytes) {
+            int q = rq_new(e, -1, i, i, m.op_scratch[i].bytes);
+            rc = q < 0 ? -1 : 0;
+            ok[n++] = (okey_t){(uint64_t)i << 32, q};
+        }
+    bir_module_free(&m);
+    if (rc || !ok || !(e->order = malloc((size_t)(n + 1) * sizeof *e->order))) {
+        free(ok);
+        return -1;
+    }
+    qsort(ok, (size_t)n, sizeof *ok, cmp_okey);
+    for (int i = 0; i < n; i++) {
+        e->order[i] = ok[i].rq;
+        e->rq[ok[i].rq].order = i;
+    }
+    e->norder = n;
+    free(ok);
+    return 0;
+}
+
+/* The inserted op id as a tile-IR op. */
+static int make_ins(sf_t *e, int id, tir_op_t *op)
+{
+    const ins_t *i = &e->ins[id - e->N];
+    int64_t p, fr;
+    spill_shape(&e->k->tensors[i->tile], &p, &fr);
+    tir_ap_t hb = spill_whole(i->slot, p, fr), a = spill_whole(i->tile, p, fr);
+    return i->save ? spill_make_op(e->k, op, &hb, &a, i->path, TIR_F_SPILL_SAVE, i->num)
+                   : spill_make_op(e->k, op, &a, &hb, i->path, TIR_F_SPILL_RELOAD, i->num);
+}
+
+/* k's ops rebuilt with the inserted ones and the renamed operands, deps
+ * and loop boundaries renumbered; the slots' last reloads as op indices. */
+static int rebuild(sf_t *e)
+{
+    tir_kernel_t *k = e->k;
+    int n = e->N + e->nins;
+    tir_op_t *ops = tir_ops_new(n > 0 ? n : 1);
+    int *newpos = malloc((size_t)(e->N + 1) * sizeof *newpos);
+    int *at = malloc((size_t)(e->nins + 1) * sizeof *at);
+    int rc = ops && newpos && at ? 0 : -1;
+    for (int g = 0, j = 0; rc == 0 && g <= e->N; g++) {
+        for (int id = e->gap_head[g]; id >= 0 && rc == 0; id = e->ins[id - e->N].next) {
+            at[id - e->N] = j;
+            rc = make_ins(e, id, &ops[j++]);
+        }
+        newpos[g] = j;
+        if (g < e->N)
+            ops[j++] = k->ops[g];
+    }
+    for (int t = 0; rc == 0 && t < k->ntensors; t++) {
+        const tu_t *u = &e->tu[t];
+        if (k->tensors[t].kind == TIR_T_SBUF && u->root != t)
+            for (int i = u->lo; i < u->hi && rc == 0; i++)
+                rc = spill_rename_op(k, &ops[newpos[e->ent_op[i]]], u->root, t);
+    }
+    if (rc == 0) {
+        tir_ops_renumber(k, ops, n, e->N, newpos, NULL);
+        tir_ops_set(k, ops, n, n > 0 ? n : 1);
+        ops = NULL;
+        for (int i = 0; i < e->sl.nslots; i++)
+            if (e->sl.slots[i].last_reload >= e->N)
+                e->sl.slots[i].last_reload = at[e->sl.slots[i].last_reload - e->N];
+    }
+    if (ops)
+        tir_array_free(ops, n > 0 ? n : 1, sizeof *ops);
+    free(newpos);
+    free(at);
+    return rc;
+}
+
+static void sf_free(sf_t *e)
+{
+    free(e->ins);
+    free(e->gap_head);
+    free(e->gap_tail);
+    free(e->ent_op);
+    free(e->ent_lw);
+    free(e->ent_w);
+    free(e->tu);
+    free(e->rq);
+    free(e->order);
+    free(e->log);
+    h_free(&e->pend);
+    h_free(&e->rel);
+    h_free(&e->ev);
+    h_free(&e->bel);
+    fit_runs_free(&e->fit);
+    spill_slots_free(&e->sl);
+}
+
+/* k rebuilt and the reference's rounds from there (the slots handed over). */
+static int hand_over(sf_t *e, const tpb_target_t *t, int buffers, bool loops, const char *first,
+                     tpb_err_t *err)
+{
+    if (rebuild(e)) {
+        sf_free(e);
+        return tpb_errf(err, "out of memory spilling SBUF tiles");
+    }
+    spill_slots_t sl = e->sl;
+    memset(&e->sl, 0, sizeof e->sl);
+    sf_free(e);
+    return spill_rounds(e->k, t, buffers, loops, e->st, &sl, first, err);
+}
+
+int spill_fast(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
+               enc_spill_stats_t *st, tpb_err_t *err)
+{
+    for (int l = 0; l < k->nloops; l++)
+        if (k->loops[l].dynamic)
+            return 1;
+    for (int i = 0; i < k->ntensors; i++)
+        if (k->tensors[i].kind == TIR_T_SBUF && k->tensors[i].fixed1)
+            return 1;
+    int f0;
+    if (spill_place(k, t, buffers, loops, &f0, err) == 0)
+        return 0;
+    if (f0 < 0)
+        return -1;   /* not an SBUF placement failure: that error as it is */
+    char first[sizeof err->msg], why[400];
+    su_copy(first, sizeof first, err->msg);
+    sf_t e;
+    memset(&e, 0, sizeof e);
+    e.k = k;
+    e.st = st;
+    int rc = init(&e, t);
+    if (rc) {
+        sf_free(&e);
+        return rc > 0 ? 1 : tpb_errf(err, "out of memory spilling SBUF tiles");
+    }
+    for (;;) {
+        int q = -1;
+        rc = sweep(&e, &q);
+        if (rc < 0)
+            break;
+        if (rc == 0) {   /* fits with one buffer each: rebuilt, placed as the compile does */
+            int f;
+            if (rebuild(&e)) {
+                rc = -1;
+                break;
+            }
+            rc = spill_place(k, t, buffers, loops, &f, err);
+            if (rc == 0 || f < 0) {   /* fits, or another error (PSUM): as the reference */
+                sf_free(&e);
+                return rc;
+            }
+            e.N = k->nops;   /* (rebuilt: no inserted ops left) */
+            e.nins = 0;
+            spill_slots_t sl = e.sl;
+            memset(&e.sl, 0, sizeof e.sl);
+            sf_free(&e);
+            return spill_rounds(k, t, buffers, loops, st, &sl, first, err);
+        }
+        int f = e.rq[q].first;
+        if (!st->victims && f != f0) {   /* not the reference's placement: its rounds */
+            sf_free(&e);
+            return 1;
+        }
+        why[0] = 0;
+        int v = -1;
+        if (st->victims >= SPILL_MAX_ROUNDS)
+            snprintf(why, sizeof why, "it still did not fit (spilling stops at %d rounds)",
+                     SPILL_MAX_ROUNDS);
+        else
+            v = choose(&e, f, why, sizeof why);
+        if (v == -3)
+            return hand_over(&e, t, buffers, loops, first, err);
+        if (v == -2 || (v >= 0 && split(&e, v, f))) {
+            rc = -1;
+            break;
+        }
+        if (v >= 0)
+            continue;
+        sf_free(&e);
+        if (st->victims)
+            return tpb_errf(err, "%s; spilling could not help: after %u spill%s, %s", first,
+                            st->victims, st->victims == 1 ? "" : "s", why);
+        return tpb_errf(err, "%s; spilling could not help: %s", first, why);
+    }
+    sf_free(&e);
+    return tpb_errf(err, "out of memory spilling SBUF tiles");
+}
