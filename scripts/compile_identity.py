@@ -10,8 +10,14 @@ file by file and everything each run printed (the peak-memory line of
 compile-speed change leaves every emitted stream byte-identical
 (docs/compiler.md "Compile time").
 
+With --spill, the repository kernels are compiled instead at --sbuf-limit
+3/4 and 1/2 of their own SBUF peak (read from OLD's --stats), with --stats
+and with --loops --stats, so that they spill (or fail to): the spiller's
+identity check (docs/compiler.md "SBUF spilling"); a compile that takes
+OLD longer than --timeout seconds is reported and not compared.
+
 usage: compile_identity.py OLD_TPB NEW_TPB [--bench-sizes N,N,..] [--work DIR] [--plain]
-                           [--bench-only] [--only SUBSTRING]
+                           [--bench-only] [--only SUBSTRING] [--spill [--timeout S]]
 exit status 0 when everything matches, 1 otherwise.
 """
 import argparse
@@ -37,10 +43,10 @@ BENCH = [("tiny", bc.compile_tiny_kernel), ("mixed", bc.compile_mixed_kernel),
          ("mix3", bc.compile_mix3_kernel)]
 
 
-def run(tpb, kernel, out, opts):
+def run(tpb, kernel, out, opts, timeout=None):
     shutil.rmtree(out, ignore_errors=True)
     p = subprocess.run([tpb, "compile", kernel, "-o", out] + opts, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, errors="replace")
+                       stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
     # the compiler's own memory, not a compile result: the peak, and the heap
     # reserve a large kernel text takes (common/hugepage.h)
     text = re.sub(r"^peak memory \d+ KiB$", "peak memory", p.stdout, flags=re.M)
@@ -68,6 +74,18 @@ def same_tree(a, b):
     return ""
 
 
+def spill_jobs(tpb, kf, tg, out):
+    """--spill's compiles of kf for target tg: at 3/4 and 1/2 of its SBUF
+    peak (none when it does not compile or uses no SBUF)."""
+    rc, text = run(tpb, kf, out, ["--target", tg, "--stats"])
+    m = re.search(r"^SBUF peak (\d+) B/partition", text, re.M)
+    if rc or not m or int(m.group(1)) < 128:
+        return []
+    peak = int(m.group(1))
+    return [(kf, ["--target", tg, "--sbuf-limit", str(lim)] + opts)
+            for lim in (peak * 3 // 4, peak // 2) for opts in (["--stats"], ["--loops", "--stats"])]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old")
@@ -79,6 +97,10 @@ def main():
                     help="repository kernels with --stats only (not every option set)")
     ap.add_argument("--bench-only", action="store_true", help="only the bench workloads")
     ap.add_argument("--only", default="", help="only repository kernels whose path contains this")
+    ap.add_argument("--spill", action="store_true",
+                    help="repository kernels at --sbuf-limit 3/4 and 1/2 of their SBUF peak")
+    ap.add_argument("--timeout", type=float, default=300.0,
+                    help="--spill: seconds a compile may take (default 300)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="tpb-ident-")
     os.makedirs(work, exist_ok=True)
@@ -89,9 +111,12 @@ def main():
                      glob.glob(os.path.join(ROOT, "tests", "golden-data", "*", "kernel.json")))
     for kf in [] if a.bench_only else [k for k in kernels if a.only in k]:
         for tg in ("trn1", "trn2"):
+            if a.spill:
+                jobs += spill_jobs(a.old, kf, tg, os.path.join(work, "peak"))
+                continue
             for opts in OPTION_SETS[:1] if a.plain else OPTION_SETS:
                 jobs.append((kf, ["--target", tg] + opts))
-    for name, make in BENCH:
+    for name, make in [] if a.spill else BENCH:
         for n in (int(x) for x in a.bench_sizes.split(",") if x):
             kernel, _ = make(n)
             kf = os.path.join(work, f"bench-{name}-{n}.json")
@@ -99,11 +124,17 @@ def main():
                 json.dump(kernel, f)
             jobs.append((kf, ["--stats"]))
             jobs.append((kf, ["--loops"]))
-    bad = 0
+    bad = slow = spilled = 0
     for i, (kf, opts) in enumerate(jobs):
         outs = [os.path.join(work, "old"), os.path.join(work, "new")]
-        r_old = run(a.old, kf, outs[0], opts)
+        try:
+            r_old = run(a.old, kf, outs[0], opts, a.timeout if a.spill else None)
+        except subprocess.TimeoutExpired:
+            slow += 1
+            print(f"SLOW {os.path.relpath(kf, ROOT)} {' '.join(opts)}: OLD over {a.timeout} s")
+            continue
         r_new = run(a.new, kf, outs[1], opts)
+        spilled += "tiles spilled" in r_old[1]
         why = ""
         if r_old != r_new:
             why = "exit status or printed text differs"
@@ -114,7 +145,8 @@ def main():
             print(f"DIFF {os.path.relpath(kf, ROOT)} {' '.join(opts)}: {why}")
     for d in ("old", "new"):
         shutil.rmtree(os.path.join(work, d), ignore_errors=True)
-    print(f"compile_identity: {len(jobs)} compiles, {bad} differ")
+    extra = f" ({spilled} spill, {slow} not compared: OLD too slow)" if a.spill else ""
+    print(f"compile_identity: {len(jobs)} compiles, {bad} differ{extra}")
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if bad else 0
