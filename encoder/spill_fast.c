@@ -90,6 +90,18 @@ typedef struct {   /* a placement request */
     int order;     /* index in order[]; -1: a reload tile's (pend) */
 } rq_t;
 
+/* The slots of one dtype and shape, in creation order, and a tree of the
+ * least last-reload position below each node: the first slot free for a
+ * store (its last reload before it) in O(log) -- a scan of every slot per
+ * victim made a kernel spilling 10^4 tiles quadratic. */
+typedef struct {
+    unsigned dtype;
+    int64_t p, fr;
+    int *slot;
+    int n, size;     /* size: leaves, a power of two (min[size + i]: slot i) */
+    uint64_t *min;   /* [2 size] */
+} sclass_t;
+
 struct sf {
     tir_kernel_t *k;
     enc_spill_stats_t *st;
@@ -116,6 +128,11 @@ struct sf {
     heap_t bel;                /* live tiles, furthest next use first */
     int x;                     /* accesses before op x are passed (-1: none yet) */
     spill_slots_t sl;          /* last_reload: op ids */
+    sclass_t *cls;             /* the slots by dtype and shape */
+    int ncls, cap_cls;
+    int *slot_cls, *slot_pos;  /* per slot: its class, its index there */
+    int cap_sp;
+    bool cls_stale;            /* labels moved: the classes' keys are recomputed */
 };
 
 static uint64_t pk(const sf_t *e, int id)
@@ -266,6 +283,7 @@ static int ins_new(sf_t *e, int gap, int prev, int next)
             return id;
         }
         relabel(e, gap);
+        e->cls_stale = true;
     }
     return id;   /* relabelled: spaced apart */
 }
@@ -737,28 +755,101 @@ static int choose(sf_t *e, int f, char *why, size_t len)
 
 /* ---- the split ---- */
 
-/* A slot for v free for a store right after op w, or a new one. */
+static uint64_t slot_key(const sf_t *e, int slot)
+{
+    int r = e->sl.slots[slot].last_reload;
+    return r < 0 ? UINT64_MAX : pk(e, r);
+}
+
+static void cls_pull(sclass_t *c, int i)
+{
+    for (i /= 2; i >= 1; i /= 2)
+        c->min[i] = c->min[2 * i] < c->min[2 * i + 1] ? c->min[2 * i] : c->min[2 * i + 1];
+}
+
+/* c's tree from its slots' keys (size: at least n) */
+static int cls_build(const sf_t *e, sclass_t *c, int size)
+{
+    if (size != c->size) {
+        uint64_t *m = realloc(c->min, 2 * (size_t)size * sizeof *m);
+        int *sl = realloc(c->slot, (size_t)size * sizeof *sl);
+        if (m)
+            c->min = m;
+        if (sl)
+            c->slot = sl;
+        if (!m || !sl)
+            return -1;
+        c->size = size;
+    }
+    for (int i = 0; i < c->size; i++)
+        c->min[c->size + i] = i < c->n ? slot_key(e, c->slot[i]) : UINT64_MAX;
+    for (int i = c->size - 1; i >= 1; i--)
+        c->min[i] = c->min[2 * i] < c->min[2 * i + 1] ? c->min[2 * i] : c->min[2 * i + 1];
+    return 0;
+}
+
+/* slot's last reload := op id r */
+static void slot_last_reload(sf_t *e, int slot, int r)
+{
+    e->sl.slots[slot].last_reload = r;
+    sclass_t *c = &e->cls[e->slot_cls[slot]];
+    int i = c->size + e->slot_pos[slot];
+    c->min[i] = slot_key(e, slot);
+    cls_pull(c, i);
+}
+
+/* A slot for v free for a store right after op w (the first made of its
+ * dtype and shape whose last reload is not after w), or a new one. */
 static int get_slot(sf_t *e, int v, int w)
 {
     tir_kernel_t *k = e->k;
     const tir_tensor_t *vt = &k->tensors[v];
     int64_t p, fr;
     spill_shape(vt, &p, &fr);
+    for (int i = 0; e->cls_stale && i < e->ncls; i++)
+        if (cls_build(e, &e->cls[i], e->cls[i].size))
+            return -1;
+    e->cls_stale = false;
+    int ci = 0;
+    while (ci < e->ncls && !(e->cls[ci].dtype == vt->dtype && e->cls[ci].p == p &&
+                             e->cls[ci].fr == fr))
+        ci++;
     uint64_t kw = pk(e, w);
-    for (int i = 0; i < e->sl.nslots; i++) {
-        const tir_tensor_t *st = &k->tensors[e->sl.slots[i].tensor];
-        if (pk(e, e->sl.slots[i].last_reload) <= kw && st->dtype == vt->dtype &&
-            st->shape[0] == p && st->shape[1] == fr)
-            return i;
+    if (ci < e->ncls && e->cls[ci].min[1] <= kw) {
+        const sclass_t *c = &e->cls[ci];
+        int i = 1;
+        while (i < c->size)
+            i = c->min[2 * i] <= kw ? 2 * i : 2 * i + 1;
+        return c->slot[i - c->size];
     }
-    if (spill_slots_reserve(&e->sl))
+    if (ci == e->ncls) {
+        if (grow((void **)&e->cls, &e->cap_cls, e->ncls + 1, sizeof *e->cls))
+            return -1;
+        e->cls[e->ncls++] = (sclass_t){vt->dtype, p, fr, NULL, 0, 0, NULL};
+        if (cls_build(e, &e->cls[ci], 1))
+            return -1;
+    }
+    if (spill_slots_reserve(&e->sl) ||
+        grow((void **)&e->slot_cls, &e->cap_sp, e->sl.nslots + 1, sizeof *e->slot_cls))
         return -1;
+    int cap = e->cap_sp;   /* (grown with slot_cls) */
+    int *sp = realloc(e->slot_pos, (size_t)cap * sizeof *sp);
+    if (!sp)
+        return -1;
+    e->slot_pos = sp;
     int id = spill_slot_tensor(k, vt, e->sl.nslots, &e->sl.names_checked, &e->sl.names_used);
     if (id < 0)
         return -1;
-    e->sl.slots[e->sl.nslots] = (spill_slot_t){id, -1, -1};
+    sclass_t *c = &e->cls[ci];
+    if (c->n == c->size && cls_build(e, c, 2 * c->size))
+        return -1;
+    int sl = e->sl.nslots++;
+    e->sl.slots[sl] = (spill_slot_t){id, -1, -1};
+    e->slot_cls[sl] = ci;
+    e->slot_pos[sl] = c->n;
+    c->slot[c->n++] = sl;   /* its key: none until its reload (slot_last_reload) */
     e->st->slots++;
-    return e->sl.nslots++;
+    return sl;
 }
 
 /* Room for the tensors k has now. */
@@ -841,7 +932,7 @@ static int split(sf_t *e, int v, int f)
     if (h_push(e, &e->ev, v2))
         return -1;
     e->sl.slots[sl].holder = v2;
-    e->sl.slots[sl].last_reload = rid;
+    slot_last_reload(e, sl, rid);
     e->sl.slot_of[v2] = sl;
     e->st->victims++;
     e->st->reloads++;
@@ -998,6 +1089,13 @@ static void sf_free(sf_t *e)
     h_free(&e->bel);
     fit_runs_free(&e->fit);
     spill_slots_free(&e->sl);
+    for (int i = 0; i < e->ncls; i++) {
+        free(e->cls[i].slot);
+        free(e->cls[i].min);
+    }
+    free(e->cls);
+    free(e->slot_cls);
+    free(e->slot_pos);
 }
 
 /* k rebuilt and the reference's rounds from there (the slots handed over). */
