@@ -147,7 +147,13 @@ void spill_mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
 bool spill_all_set(const uint8_t *bits, uint64_t n)
 {
     bool all = true;
-    for (uint64_t b = 0; b < n / 8 && all; b++)   /* whole bytes, then the tail's bits */
+    uint64_t b = 0;
+    for (; b + 8 <= n / 8 && all; b += 8) {   /* whole words, bytes, then the tail's bits */
+        uint64_t w;
+        memcpy(&w, bits + b, sizeof w);
+        all = w == UINT64_MAX;
+    }
+    for (; b < n / 8 && all; b++)
         all = bits[b] == 0xff;
     for (uint64_t e = n & ~(uint64_t)7; e < n && all; e++)
         all = bits[e >> 3] >> (e & 7) & 1;
