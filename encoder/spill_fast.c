@@ -31,9 +31,8 @@
  * rotation count fits; this placement is the one-buffer one the reference
  * fails at), the reference's rounds continue from there.  Not used with
  * fixed SBUF tiles or dynamic loops (spill_fast returns 1). */
-#include "spill_int.h"
+#include "spill_fast.h"
 
-#include "alloc_fit.h"
 #include "alloc_live.h"
 #include "backend.h"
 #include "strutil.h"
@@ -42,414 +41,6 @@
 #include <string.h>
 
 #define GRAN 64u   /* SBUF placement granule (alloc.c's SBUF_ALIGN) */
-
-typedef struct sf sf_t;
-
-/* ---- an indexed binary heap of item ids ---- */
-
-/* whether item x comes out before item y */
-typedef bool (*before_fn)(const sf_t *e, int x, int y);
-
-typedef struct {
-    int *a;
-    int n, cap;
-    int *pos;   /* per item: its index in a, -1 */
-    int cap_pos;
-    before_fn before;
-} heap_t;
-
-/* ---- the state ---- */
-
-typedef struct {   /* an inserted op */
-    int gap;       /* it comes before the kernel's op gap (nops: at the end) */
-    uint32_t label;
-    int prev, next;   /* neighbours in its gap, -1 */
-    int tile;      /* the tile it accesses: a store reads it, a reload writes it */
-    int xnext;     /* the tile's next inserted access, -1 */
-    int slot;      /* the HBM slot tensor */
-    unsigned num;  /* spill_save_<num> / spill_reload_<num> */
-    bool save;
-    const char *path;
-} ins_t;
-
-typedef struct {   /* per tensor */
-    int root;      /* the tensor of the kernel as given whose op list [lo, hi) are */
-    int lo, hi;
-    int xhead;     /* its first inserted access, -1 */
-    int rq;        /* its placement request, -1 */
-    int key;       /* Belady: pending, its first access; live, its next one (op id) */
-    uint64_t bytes;
-    int whole_at;  /* an op before which it was found wholly written (+1; 0: none) */
-    unsigned char bstate;   /* 0 not a candidate, 1 pending, 2 live, 3 done */
-} tu_t;
-
-typedef struct {   /* a placement request */
-    int tensor;    /* -1: an op's scratch partial */
-    int first, last;   /* op ids */
-    uint64_t bytes;    /* per partition */
-    int need, addr;    /* granules */
-    int order;     /* index in order[]; -1: a reload tile's (pend) */
-} rq_t;
-
-/* The slots of one dtype and shape, in creation order, and a tree of the
- * least last-reload position below each node: the first slot free for a
- * store (its last reload before it) in O(log) -- a scan of every slot per
- * victim made a kernel spilling 10^4 tiles quadratic. */
-typedef struct {
-    unsigned dtype;
-    int64_t p, fr;
-    int *slot;
-    int n, size;     /* size: leaves, a power of two (min[size + i]: slot i) */
-    uint64_t *min;   /* [2 size] */
-} sclass_t;
-
-struct sf {
-    tir_kernel_t *k;
-    enc_spill_stats_t *st;
-    int N;                     /* ops of the kernel as given */
-    ins_t *ins;
-    int nins, cap_ins;
-    int *gap_head, *gap_tail;  /* [N + 1] */
-    int *ent_op;               /* per root tensor, its ops ascending (CSR) */
-    int *ent_lw;               /* the last write entry at or before this one, -1 */
-    unsigned char *ent_w;
-    tu_t *tu;
-    int cap_tu;
-    rq_t *rq;
-    int nrq, cap_rq;
-    int *order;                /* the kernel's requests in first-use order */
-    int norder, oi;            /* oi: the next to place */
-    heap_t pend;               /* reload tiles' requests not placed, by first use */
-    heap_t rel;                /* placed requests not freed, by last use */
-    fit_runs_t fit;
-    uint64_t cap;
-    int *log;                  /* placement steps: rq << 1 | placed (else freed) */
-    int nlog, cap_log;
-    heap_t ev;                 /* Belady: pending and live tiles by key */
-    heap_t bel;                /* live tiles, furthest next use first */
-    int x;                     /* accesses before op x are passed (-1: none yet) */
-    spill_slots_t sl;          /* last_reload: op ids */
-    sclass_t *cls;             /* the slots by dtype and shape */
-    int ncls, cap_cls;
-    int *slot_cls, *slot_pos;  /* per slot: its class, its index there */
-    int cap_sp;
-    bool cls_stale;            /* labels moved: the classes' keys are recomputed */
-};
-
-static uint64_t pk(const sf_t *e, int id)
-{
-    if (id < e->N)
-        return (uint64_t)id << 32 | 0xffffffffu;
-    const ins_t *i = &e->ins[id - e->N];
-    return (uint64_t)i->gap << 32 | i->label;
-}
-
-static int grow(void **p, int *cap, int need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    int nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
-
-/* ---- heap ---- */
-
-static void h_set(heap_t *h, int i, int item)
-{
-    h->a[i] = item;
-    h->pos[item] = i;
-}
-
-static void h_up(const sf_t *e, heap_t *h, int i)
-{
-    int it = h->a[i];
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!h->before(e, it, h->a[p]))
-            break;
-        h_set(h, i, h->a[p]);
-        i = p;
-    }
-    h_set(h, i, it);
-}
-
-static void h_down(const sf_t *e, heap_t *h, int i)
-{
-    int it = h->a[i];
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->before(e, h->a[c + 1], h->a[c]))
-            c++;
-        if (!h->before(e, h->a[c], it))
-            break;
-        h_set(h, i, h->a[c]);
-        i = c;
-    }
-    h_set(h, i, it);
-}
-
-static int h_push(const sf_t *e, heap_t *h, int item)
-{
-    int old = h->cap_pos;
-    if (grow((void **)&h->pos, &h->cap_pos, item + 1, sizeof *h->pos) ||
-        grow((void **)&h->a, &h->cap, h->n + 1, sizeof *h->a))
-        return -1;
-    for (int i = old; i < h->cap_pos; i++)
-        h->pos[i] = -1;
-    h_set(h, h->n++, item);
-    h_up(e, h, h->n - 1);
-    return 0;
-}
-
-static bool h_has(const heap_t *h, int item)
-{
-    return item < h->cap_pos && h->pos[item] >= 0;
-}
-
-static void h_remove(const sf_t *e, heap_t *h, int item)
-{
-    int i = h->pos[item];
-    h->pos[item] = -1;
-    if (--h->n == i)
-        return;
-    int moved = h->a[h->n];
-    h_set(h, i, moved);
-    h_up(e, h, i);
-    h_down(e, h, h->pos[moved]);
-}
-
-/* after item's key changed */
-static void h_fix(const sf_t *e, heap_t *h, int item)
-{
-    h_up(e, h, h->pos[item]);
-    h_down(e, h, h->pos[item]);
-}
-
-static int h_top(const heap_t *h) { return h->n ? h->a[0] : -1; }
-
-static void h_free(heap_t *h)
-{
-    free(h->a);
-    free(h->pos);
-}
-
-/* ---- op positions ---- */
-
-/* Give the gap's ops evenly spaced labels (two neighbours' labels met). */
-static void relabel(sf_t *e, int gap)
-{
-    int n = 0;
-    for (int id = e->gap_head[gap]; id >= 0; id = e->ins[id - e->N].next)
-        n++;
-    uint64_t step = 0xfffffffeull / (uint64_t)(n + 1), l = step;
-    for (int id = e->gap_head[gap]; id >= 0; id = e->ins[id - e->N].next, l += step)
-        e->ins[id - e->N].label = (uint32_t)l;
-}
-
-/* A new inserted op in gap `gap` between prev and next (ids in the gap, -1:
- * its ends); its id, -1 when out of memory. */
-static int ins_new(sf_t *e, int gap, int prev, int next)
-{
-    if (grow((void **)&e->ins, &e->cap_ins, e->nins + 1, sizeof *e->ins))
-        return -1;
-    int id = e->N + e->nins++;
-    ins_t *i = &e->ins[id - e->N];
-    memset(i, 0, sizeof *i);
-    i->gap = gap;
-    i->prev = prev;
-    i->next = next;
-    i->xnext = -1;
-    if (prev >= 0)
-        e->ins[prev - e->N].next = id;
-    else
-        e->gap_head[gap] = id;
-    if (next >= 0)
-        e->ins[next - e->N].prev = id;
-    else
-        e->gap_tail[gap] = id;
-    for (int pass = 0; pass < 2; pass++) {
-        uint64_t lo = prev >= 0 ? e->ins[prev - e->N].label : 0;
-        uint64_t hi = next >= 0 ? e->ins[next - e->N].label : 0xffffffffu;
-        if (hi - lo >= 2) {
-            i->label = (uint32_t)(lo + (hi - lo) / 2);
-            return id;
-        }
-        relabel(e, gap);
-        e->cls_stale = true;
-    }
-    return id;   /* relabelled: spaced apart */
-}
-
-/* A new op right after op w / right before op n. */
-static int ins_after(sf_t *e, int w)
-{
-    if (w >= e->N)
-        return ins_new(e, e->ins[w - e->N].gap, w, e->ins[w - e->N].next);
-    return ins_new(e, w + 1, -1, e->gap_head[w + 1]);
-}
-
-static int ins_before(sf_t *e, int n)
-{
-    if (n >= e->N)
-        return ins_new(e, e->ins[n - e->N].gap, e->ins[n - e->N].prev, n);
-    return ins_new(e, n, e->gap_tail[n], -1);
-}
-
-/* The op after id in program order (-1: none). */
-static int op_after(const sf_t *e, int id)
-{
-    if (id >= e->N) {
-        const ins_t *i = &e->ins[id - e->N];
-        return i->next >= 0 ? i->next : i->gap < e->N ? i->gap : -1;
-    }
-    if (e->gap_head[id + 1] >= 0)
-        return e->gap_head[id + 1];
-    return id + 1 < e->N ? id + 1 : -1;
-}
-
-static const char *op_path(const sf_t *e, int id, tir_opkind_t *kind)
-{
-    if (id < e->N) {
-        *kind = e->k->ops[id].kind;
-        return e->k->ops[id].path;
-    }
-    *kind = e->ins[id - e->N].save ? TIR_STORE : TIR_LOAD;
-    return e->ins[id - e->N].path;
-}
-
-/* ---- a tile's accesses ---- */
-
-/* First entry of [lo, hi) whose op is >= val. */
-static int lower(const sf_t *e, int lo, int hi, int val)
-{
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (e->ent_op[mid] < val)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The kernel's ops before op f are those below lim_before, after it those
- * from lim_after on. */
-static int lim_before(const sf_t *e, int f) { return f < e->N ? f : e->ins[f - e->N].gap; }
-static int lim_after(const sf_t *e, int f) { return f < e->N ? f + 1 : e->ins[f - e->N].gap; }
-
-static int earlier(const sf_t *e, int a, int b)
-{
-    return a < 0 ? b : b < 0 ? a : pk(e, a) <= pk(e, b) ? a : b;
-}
-
-static int later(const sf_t *e, int a, int b)
-{
-    return a < 0 ? b : b < 0 ? a : pk(e, a) >= pk(e, b) ? a : b;
-}
-
-/* t's first access after op f (-1: none). */
-static int next_after(const sf_t *e, int t, int f)
-{
-    const tu_t *u = &e->tu[t];
-    int i = lower(e, u->lo, u->hi, lim_after(e, f));
-    int b = i < u->hi ? e->ent_op[i] : -1;
-    uint64_t kf = pk(e, f);
-    for (int x = u->xhead; x >= 0; x = e->ins[x - e->N].xnext)
-        if (pk(e, x) > kf)
-            return earlier(e, b, x);
-    return b;
-}
-
-/* t's last access (writes only: last write) before op f (-1: none). */
-static int last_before(const sf_t *e, int t, int f, bool writes)
-{
-    const tu_t *u = &e->tu[t];
-    int i = lower(e, u->lo, u->hi, lim_before(e, f)) - 1;
-    if (writes && i >= u->lo)
-        i = e->ent_lw[i];
-    int b = i >= u->lo ? e->ent_op[i] : -1, x = -1;
-    uint64_t kf = pk(e, f);
-    for (int y = u->xhead; y >= 0 && pk(e, y) < kf; y = e->ins[y - e->N].xnext)
-        if (!writes || !e->ins[y - e->N].save)
-            x = y;
-    return later(e, b, x);
-}
-
-static bool accessed_at(const sf_t *e, int t, int f)
-{
-    if (f >= e->N)
-        return e->ins[f - e->N].tile == t;
-    const tu_t *u = &e->tu[t];
-    int i = lower(e, u->lo, u->hi, f);
-    return i < u->hi && e->ent_op[i] == f;
-}
-
-static int first_access(const sf_t *e, int t)
-{
-    const tu_t *u = &e->tu[t];
-    return earlier(e, u->lo < u->hi ? e->ent_op[u->lo] : -1, u->xhead);
-}
-
-/* The per-root op lists of the SBUF tiles: an entry per (op, tile), in op
- * order (the reference's scan_uses reads the same operands). */
-static int build_uses(sf_t *e)
-{
-    tir_kernel_t *k = e->k;
-    int nt = k->ntensors;
-    int *cnt = calloc((size_t)nt + 1, sizeof *cnt), *last = malloc((size_t)(nt + 1) * sizeof *last);
-    if (!cnt || !last) {
-        free(cnt);
-        free(last);
-        return -1;
-    }
-    for (int t = 0; t < nt; t++)
-        last[t] = -1;
-    for (int i = 0; i < e->N; i++)
-        SPILL_FOR_OPERANDS(&k->ops[i], t, w, {
-            (void)w;
-            if (k->tensors[t].kind == TIR_T_SBUF && last[t] != i) {
-                cnt[t]++;
-                last[t] = i;
-            }
-        });
-    int tot = 0;
-    for (int t = 0; t < nt; t++) {
-        e->tu[t].root = t;
-        e->tu[t].lo = e->tu[t].hi = tot;
-        e->tu[t].xhead = e->tu[t].rq = -1;
-        tot += cnt[t];
-    }
-    e->ent_op = malloc((size_t)(tot + 1) * sizeof *e->ent_op);
-    e->ent_lw = malloc((size_t)(tot + 1) * sizeof *e->ent_lw);
-    e->ent_w = malloc((size_t)tot + 1);
-    int rc = e->ent_op && e->ent_lw && e->ent_w ? 0 : -1;
-    for (int i = 0; rc == 0 && i < e->N; i++)
-        SPILL_FOR_OPERANDS(&k->ops[i], t, w, {
-            if (k->tensors[t].kind != TIR_T_SBUF)
-                continue;
-            tu_t *u = &e->tu[t];
-            if (u->hi == u->lo || e->ent_op[u->hi - 1] != i) {
-                e->ent_op[u->hi] = i;
-                e->ent_w[u->hi++] = 0;
-            }
-            e->ent_w[u->hi - 1] |= w;
-        });
-    for (int t = 0; rc == 0 && t < nt; t++)
-        for (int i = e->tu[t].lo, lw = -1; i < e->tu[t].hi; i++)
-            e->ent_lw[i] = lw = e->ent_w[i] ? i : lw;
-    free(cnt);
-    free(last);
-    return rc;
-}
 
 /* ---- the placement ---- */
 
@@ -466,7 +57,7 @@ static bool rq_last_before(const sf_t *e, int a, int b)
 
 static int rq_new(sf_t *e, int tensor, int first, int last, uint64_t bytes)
 {
-    if (grow((void **)&e->rq, &e->cap_rq, e->nrq + 1, sizeof *e->rq))
+    if (sf_grow((void **)&e->rq, &e->cap_rq, e->nrq + 1, sizeof *e->rq))
         return -1;
     e->rq[e->nrq] = (rq_t){tensor, first, last, bytes, (int)((bytes + GRAN - 1) / GRAN), -1, -1};
     if (tensor >= 0)
@@ -476,7 +67,7 @@ static int rq_new(sf_t *e, int tensor, int first, int last, uint64_t bytes)
 
 static int log_add(sf_t *e, int v)
 {
-    if (grow((void **)&e->log, &e->cap_log, e->nlog + 1, sizeof *e->log))
+    if (sf_grow((void **)&e->log, &e->cap_log, e->nlog + 1, sizeof *e->log))
         return -1;
     e->log[e->nlog++] = v;
     return 0;
@@ -485,7 +76,7 @@ static int log_add(sf_t *e, int v)
 /* The next request to place, -1: all placed. */
 static int next_rq(const sf_t *e)
 {
-    int a = e->oi < e->norder ? e->order[e->oi] : -1, b = h_top(&e->pend);
+    int a = e->oi < e->norder ? e->order[e->oi] : -1, b = sf_h_top(&e->pend);
     if (a < 0 || b < 0)
         return a < 0 ? b : a;
     return rq_first_before(e, b, a) ? b : a;
@@ -506,8 +97,8 @@ static int sweep(sf_t *e, int *fail)
             return 0;
         rq_t *r = &e->rq[q];
         uint64_t kf = pk(e, r->first);
-        for (int d; (d = h_top(&e->rel)) >= 0 && pk(e, e->rq[d].last) < kf;) {
-            h_remove(e, &e->rel, d);
+        for (int d; (d = sf_h_top(&e->rel)) >= 0 && pk(e, e->rq[d].last) < kf;) {
+            sf_h_remove(e, &e->rel, d);
             if (fit_mark(e, &e->rq[d], false) || log_add(e, d << 1))
                 return -1;
         }
@@ -520,8 +111,8 @@ static int sweep(sf_t *e, int *fail)
         if (r->order >= 0)
             e->oi++;
         else
-            h_remove(e, &e->pend, q);
-        if (fit_mark(e, r, true) || h_push(e, &e->rel, q) || log_add(e, q << 1 | 1))
+            sf_h_remove(e, &e->pend, q);
+        if (fit_mark(e, r, true) || sf_h_push(e, &e->rel, q) || log_add(e, q << 1 | 1))
             return -1;
     }
 }
@@ -538,14 +129,14 @@ static int rollback(sf_t *e, int end)
         int s = e->log[--e->nlog], q = s >> 1;
         rq_t *r = &e->rq[q];
         if (s & 1) {
-            h_remove(e, &e->rel, q);
+            sf_h_remove(e, &e->rel, q);
             if (fit_mark(e, r, false))
                 return -1;
             if (r->order >= 0)
                 e->oi = r->order;
-            else if (h_push(e, &e->pend, q))
+            else if (sf_h_push(e, &e->pend, q))
                 return -1;
-        } else if (fit_mark(e, r, true) || h_push(e, &e->rel, q)) {
+        } else if (fit_mark(e, r, true) || sf_h_push(e, &e->rel, q)) {
             return -1;
         }
     }
@@ -586,7 +177,7 @@ static bool bel_before(const sf_t *e, int a, int b)
 static int bel_state(sf_t *e, int t, int x)
 {
     tu_t *u = &e->tu[t];
-    int a = first_access(e, t);
+    int a = sf_first_access(e, t);
     if (a < 0) {
         u->bstate = 3;
         return 0;
@@ -594,12 +185,12 @@ static int bel_state(sf_t *e, int t, int x)
     if (x < 0 || pk(e, a) >= pk(e, x)) {
         u->bstate = 1;
         u->key = a;
-        return h_push(e, &e->ev, t);
+        return sf_h_push(e, &e->ev, t);
     }
-    int n = accessed_at(e, t, x) ? x : next_after(e, t, x);
+    int n = sf_accessed_at(e, t, x) ? x : sf_next_after(e, t, x);
     u->bstate = n < 0 ? 3 : 2;
     u->key = n;
-    return n < 0 ? 0 : h_push(e, &e->ev, t) || h_push(e, &e->bel, t) ? -1 : 0;
+    return n < 0 ? 0 : sf_h_push(e, &e->ev, t) || sf_h_push(e, &e->bel, t) ? -1 : 0;
 }
 
 /* Pass every access before op f: each live tile's key is then its first
@@ -619,23 +210,23 @@ static int walk_to(sf_t *e, int f)
         return 0;
     }
     uint64_t kf = pk(e, f);
-    for (int t; (t = h_top(&e->ev)) >= 0 && pk(e, e->tu[t].key) < kf;) {
+    for (int t; (t = sf_h_top(&e->ev)) >= 0 && pk(e, e->tu[t].key) < kf;) {
         tu_t *u = &e->tu[t];
-        int n = next_after(e, t, u->key);
+        int n = sf_next_after(e, t, u->key);
         bool was_live = u->bstate == 2;
         u->key = n;
         if (n < 0) {
             u->bstate = 3;
-            h_remove(e, &e->ev, t);
+            sf_h_remove(e, &e->ev, t);
             if (was_live)
-                h_remove(e, &e->bel, t);
+                sf_h_remove(e, &e->bel, t);
             continue;
         }
         u->bstate = 2;
-        h_fix(e, &e->ev, t);
+        sf_h_fix(e, &e->ev, t);
         if (was_live)
-            h_fix(e, &e->bel, t);
-        else if (h_push(e, &e->bel, t))
+            sf_h_fix(e, &e->bel, t);
+        else if (sf_h_push(e, &e->bel, t))
             return -1;
     }
     e->x = f;
@@ -667,10 +258,10 @@ static int written_whole_scan(const sf_t *e, int v, int f);
 /* v last written by its reload, only reloads between that and its next use */
 static bool reloaded_for_next(const sf_t *e, int v, int f)
 {
-    int r = last_before(e, v, f, true), n = e->tu[v].key;
+    int r = sf_last_before(e, v, f, true), n = e->tu[v].key;
     if (r < 0 || !is_reload_of(e, r, v))
         return false;
-    for (int j = op_after(e, r); j >= 0 && j != n; j = op_after(e, j))
+    for (int j = sf_op_after(e, r); j >= 0 && j != n; j = sf_op_after(e, j))
         if (j < e->N ? !(e->k->ops[j].flags & TIR_F_SPILL_RELOAD) : e->ins[j - e->N].save)
             return false;
     return true;
@@ -696,7 +287,7 @@ static int written_whole_scan(const sf_t *e, int v, int f)
     const tir_kernel_t *k = e->k;
     const tu_t *u = &e->tu[v];
     uint64_t n = enc_tensor_elems(&k->tensors[v]);
-    int hi = lower(e, u->lo, u->hi, lim_before(e, f)), r = u->root;
+    int hi = sf_lower(e, u->lo, u->hi, sf_lim_before(e, f)), r = u->root;
     for (int x = u->xhead; x >= 0 && pk(e, x) < pk(e, f); x = e->ins[x - e->N].xnext)
         if (!e->ins[x - e->N].save)
             return 1;   /* a reload writes it whole */
@@ -731,13 +322,13 @@ static int choose(sf_t *e, int f, char *why, size_t len)
     int refused[64], nref = 0, partial = -1, pinned = -1, pin_use = -1, v = -1;
     uint64_t kf = pk(e, f);
     for (;;) {
-        int b = h_top(&e->bel);
+        int b = sf_h_top(&e->bel);
         if (b < 0 || pk(e, e->tu[b].key) <= kf)
             break;   /* the furthest next use is f's: every live tile is accessed by it */
         int whole = 0;
         bool pin = reloaded_for_next(e, b, f);
         if (!pin) {
-            int w = last_before(e, b, f, true);
+            int w = sf_last_before(e, b, f, true);
             whole = w < 0 ? 0 : clean(e, b, w) ? 1 : written_whole(e, b, f);
             if (whole < 0)
                 return -2;
@@ -753,10 +344,10 @@ static int choose(sf_t *e, int f, char *why, size_t len)
         if (nref == (int)(sizeof refused / sizeof refused[0]))
             return -3;   /* many refused: the reference's rounds decide */
         refused[nref++] = b;
-        h_remove(e, &e->bel, b);
+        sf_h_remove(e, &e->bel, b);
     }
     for (int i = 0; i < nref; i++)
-        if (h_push(e, &e->bel, refused[i]))
+        if (sf_h_push(e, &e->bel, refused[i]))
             return -2;
     if (v >= 0)
         return v;
@@ -764,7 +355,7 @@ static int choose(sf_t *e, int f, char *why, size_t len)
     for (int i = 0; i < e->bel.n && !at_f; i++)
         at_f = pk(e, e->tu[e->bel.a[i]].key) == kf;
     tir_opkind_t fk, pkd = TIR_STORE;
-    const char *fp = op_path(e, f, &fk), *pp = pinned >= 0 ? op_path(e, pin_use, &pkd) : fp;
+    const char *fp = sf_op_path(e, f, &fk), *pp = pinned >= 0 ? sf_op_path(e, pin_use, &pkd) : fp;
     spill_why_none(why, len, fp, fk, partial >= 0 ? e->k->tensors[partial].name : NULL,
                    pinned >= 0 ? e->k->tensors[pinned].name : NULL, pp, pkd, at_f);
     return -1;
@@ -840,14 +431,14 @@ static int get_slot(sf_t *e, int v, int w)
         return c->slot[i - c->size];
     }
     if (ci == e->ncls) {
-        if (grow((void **)&e->cls, &e->cap_cls, e->ncls + 1, sizeof *e->cls))
+        if (sf_grow((void **)&e->cls, &e->cap_cls, e->ncls + 1, sizeof *e->cls))
             return -1;
         e->cls[e->ncls++] = (sclass_t){vt->dtype, p, fr, NULL, 0, 0, NULL};
         if (cls_build(e, &e->cls[ci], 1))
             return -1;
     }
     if (spill_slots_reserve(&e->sl) ||
-        grow((void **)&e->slot_cls, &e->cap_sp, e->sl.nslots + 1, sizeof *e->slot_cls))
+        sf_grow((void **)&e->slot_cls, &e->cap_sp, e->sl.nslots + 1, sizeof *e->slot_cls))
         return -1;
     int cap = e->cap_sp;   /* (grown with slot_cls) */
     int *sp = realloc(e->slot_pos, (size_t)cap * sizeof *sp);
@@ -873,7 +464,7 @@ static int get_slot(sf_t *e, int v, int w)
 static int tu_reserve(sf_t *e)
 {
     int old = e->cap_tu;
-    if (grow((void **)&e->tu, &e->cap_tu, e->k->ntensors, sizeof *e->tu))
+    if (sf_grow((void **)&e->tu, &e->cap_tu, e->k->ntensors, sizeof *e->tu))
         return -1;
     memset(e->tu + old, 0, (size_t)(e->cap_tu - old) * sizeof *e->tu);
     return spill_slot_of_reserve(&e->sl, e->k->ntensors);
@@ -895,20 +486,20 @@ static void x_insert(sf_t *e, int t, int x)
 static int split(sf_t *e, int v, int f)
 {
     tir_kernel_t *k = e->k;
-    int w = last_before(e, v, f, true), n = next_after(e, v, f), prev = last_before(e, v, f, false);
+    int w = sf_last_before(e, v, f, true), n = sf_next_after(e, v, f), prev = sf_last_before(e, v, f, false);
     bool save = !clean(e, v, w), was_reload = slot_of(e, v) >= 0;
     int sl = save ? get_slot(e, v, w) : slot_of(e, v);
     int v2 = sl >= 0 ? spill_reload_tensor(k, v, was_reload, e->st->reloads) : -1;
     if (v2 < 0 || tu_reserve(e))
         return -1;
     uint64_t bytes = enc_tensor_bytes(&k->tensors[v]);
-    int sid = save ? ins_after(e, w) : -2, rid = sid == -1 ? -1 : ins_before(e, n);
+    int sid = save ? sf_ins_after(e, w) : -2, rid = sid == -1 ? -1 : sf_ins_before(e, n);
     if (rid < 0)
         return -1;
     tu_t *u = &e->tu[v], *u2 = &e->tu[v2];
     /* the accesses after f are the reload tile's: the op list's tail and
      * the inserted ones after f, behind its reload */
-    int cut = lower(e, u->lo, u->hi, lim_after(e, f));
+    int cut = sf_lower(e, u->lo, u->hi, sf_lim_after(e, f));
     *u2 = (tu_t){.root = u->root, .lo = cut, .hi = u->hi, .xhead = rid, .rq = -1,
                  .bytes = u->bytes, .bstate = 1, .key = rid};
     u->hi = cut;
@@ -927,7 +518,7 @@ static int split(sf_t *e, int v, int f)
         *si = (ins_t){si->gap, si->label, si->prev, si->next, v, -1, e->sl.slots[sl].tensor,
                       e->st->saves, true, k->tensors[v].path};
         x_insert(e, v, sid);
-        end = later(e, prev, sid);
+        end = sf_later(e, prev, sid);
     }
     /* the placement: back to the first tile first used after v's new end */
     rq_t *rv = &e->rq[u->rq];
@@ -936,17 +527,17 @@ static int split(sf_t *e, int v, int f)
         return -1;
     rv = &e->rq[u->rq];
     rv->last = end;
-    h_fix(e, &e->rel, u->rq);
+    sf_h_fix(e, &e->rel, u->rq);
     int q = rq_new(e, v2, rid, old_last, rv->bytes);
-    if (q < 0 || h_push(e, &e->pend, q))
+    if (q < 0 || sf_h_push(e, &e->pend, q))
         return -1;
     /* Belady: v is done at f, its reload tile pending */
-    if (h_has(&e->ev, v))
-        h_remove(e, &e->ev, v);
-    if (h_has(&e->bel, v))
-        h_remove(e, &e->bel, v);
+    if (sf_h_has(&e->ev, v))
+        sf_h_remove(e, &e->ev, v);
+    if (sf_h_has(&e->bel, v))
+        sf_h_remove(e, &e->bel, v);
     u->bstate = 3;
-    if (h_push(e, &e->ev, v2))
+    if (sf_h_push(e, &e->ev, v2))
         return -1;
     e->sl.slots[sl].holder = v2;
     slot_last_reload(e, sl, rid);
@@ -981,7 +572,7 @@ static int init(sf_t *e, const tpb_target_t *t)
             return 1;
     e->gap_head = malloc((size_t)(e->N + 1) * sizeof *e->gap_head);
     e->gap_tail = malloc((size_t)(e->N + 1) * sizeof *e->gap_tail);
-    if (!e->gap_head || !e->gap_tail || tu_reserve(e) || build_uses(e))
+    if (!e->gap_head || !e->gap_tail || tu_reserve(e) || sf_build_uses(e))
         return -1;
     for (int i = 0; i <= e->N; i++)
         e->gap_head[i] = e->gap_tail[i] = -1;
@@ -1100,10 +691,10 @@ static void sf_free(sf_t *e)
     free(e->rq);
     free(e->order);
     free(e->log);
-    h_free(&e->pend);
-    h_free(&e->rel);
-    h_free(&e->ev);
-    h_free(&e->bel);
+    sf_h_free(&e->pend);
+    sf_h_free(&e->rel);
+    sf_h_free(&e->ev);
+    sf_h_free(&e->bel);
     fit_runs_free(&e->fit);
     spill_slots_free(&e->sl);
     for (int i = 0; i < e->ncls; i++) {
