@@ -202,6 +202,18 @@ lnc_block_t *lnc_func_block(lnc_module_t *m, int f, int engine, const char *name
 int lnc_block_append(lnc_block_t *b, const lnc_inst_t *in, tpb_err_t *err);
 int lnc_add_mloc(lnc_module_t *m, const lnc_mloc_t *ml, tpb_err_t *err);
 int lnc_find_mloc(const lnc_module_t *m, const char *name);
+/* A name index over m->mlocs (lnc_names.c): lnc_names_find answers what
+ * lnc_find_mloc does (the first location of that name, or -1) for the
+ * locations indexed so far; lnc_names_sync indexes those added since (the
+ * names of indexed locations must not change).  Zero-initialise it. */
+typedef struct {
+    int *slot;               /* [cap]: mloc index, -1 empty (open addressing) */
+    uint32_t cap;            /* a power of two, or 0 */
+    int n;                   /* m->mlocs[0..n) are indexed */
+} lnc_names_t;
+int lnc_names_sync(lnc_names_t *x, const lnc_module_t *m, tpb_err_t *err);
+int lnc_names_find(const lnc_names_t *x, const lnc_module_t *m, const char *name);
+void lnc_names_free(lnc_names_t *x);
 void lnc_inst_init(lnc_inst_t *in, int opc, const char *name);
 
 /* ---- split ---- */

@@ -51,7 +51,8 @@ static void remap_dap_cores(isa_inst_t *in, int core)
  * (its remote_local_target) -> the producer's unified name; outMap: an
  * output -> its unified name; anything else gets (or joins) a fresh
  * main-module location of the same name. */
-static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err)
+static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, lnc_names_t *ix,
+                       tpb_err_t *err)
 {
     for (int i = 0; i < core->nmlocs; i++) {
         const lnc_mloc_t *ml = &core->mlocs[i];
@@ -60,7 +61,7 @@ static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *e
             snprintf(uname, sizeof uname, "%s", ml->remote_name);   /* inpMap */
         else
             snprintf(uname, sizeof uname, "%s", ml->name);          /* outMap / memMap */
-        int u = lnc_find_mloc(out, uname);
+        int u = lnc_names_find(ix, out, uname);
         if (u >= 0) {
             lnc_mloc_t *um = &out->mlocs[u];
             if (ml->kind == LNC_ML_LOCAL || um->kind == LNC_ML_LOCAL)
@@ -92,7 +93,7 @@ static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *e
          * fixOutputKind looks at the whole program */
         if (nm.kind == LNC_ML_OUTPUT)
             nm.external = true;
-        if (lnc_add_mloc(out, &nm, err) < 0)
+        if (lnc_add_mloc(out, &nm, err) < 0 || lnc_names_sync(ix, out, err))
             return -1;
     }
     return 0;
@@ -123,17 +124,22 @@ static int copy_instrs(const lnc_module_t *core, int src_f, lnc_module_t *out, i
 static int copy_modules_as_functions(const lnc_module_t *const *cores, int n, lnc_module_t *out,
                                      tpb_err_t *err)
 {
-    for (int i = 0; i < n; i++) {
+    lnc_names_t ix = {0};   /* out's locations by name */
+    int rc = lnc_names_sync(&ix, out, err);
+    for (int i = 0; i < n && !rc; i++) {
         const lnc_module_t *c = cores[i];
-        if (c->nfuncs < 1)
-            return tpb_errf(err, "core module %d ('%s') has no function", c->core, c->name);
+        if (c->nfuncs < 1) {
+            rc = tpb_errf(err, "core module %d ('%s') has no function", c->core, c->name);
+            break;
+        }
         char fname[LNC_NAME_LEN];
         snprintf(fname, sizeof fname, "nc%d", c->core);
         int f = lnc_add_func(out, fname, c->core, err);   /* cloneAttributesFrom: NeuronCoreId */
-        if (f < 0 || copy_allocs(c, out, err) || copy_instrs(c, 0, out, f, err))
-            return -1;
+        if (f < 0 || copy_allocs(c, out, &ix, err) || copy_instrs(c, 0, out, f, err))
+            rc = -1;
     }
-    return 0;
+    lnc_names_free(&ix);
+    return rc ? -1 : 0;
 }
 
 /* The block whose engine carries a core's completion barrier: SP when the
@@ -530,18 +536,26 @@ static int def_table(const lnc_module_t *cores, int n, const lnc_module_t **orde
  * shared with the link itself. */
 static int check_inputs(const lnc_module_t *const *order, int n, tpb_err_t *err)
 {
-    for (int c = 0; c < n; c++)
-        for (int i = 0; i < order[c]->nmlocs; i++) {
+    lnc_names_t ix[LNC_MAX_CORES] = {{0}};   /* each producer's, built when first asked */
+    int rc = 0;
+    for (int c = 0; c < n && !rc; c++)
+        for (int i = 0; i < order[c]->nmlocs && !rc; i++) {
             const lnc_mloc_t *ml = &order[c]->mlocs[i];
             if (ml->kind != LNC_ML_INPUT || ml->remote_core < 0)
                 continue;
-            int p = ml->remote_core, u = p < n ? lnc_find_mloc(order[p], ml->remote_name) : -1;
-            if (u < 0 || order[p]->mlocs[u].kind != LNC_ML_OUTPUT)
-                return tpb_errf(err, "missing input '%s' of subgraph nc%d: core %d has no output "
-                                     "of that name",
-                                ml->remote_name, c, p);
+            int p = ml->remote_core, u = -1;
+            if (p < n && lnc_names_sync(&ix[p], order[p], err))
+                rc = -1;
+            else if (p < n)
+                u = lnc_names_find(&ix[p], order[p], ml->remote_name);
+            if (!rc && (u < 0 || order[p]->mlocs[u].kind != LNC_ML_OUTPUT))
+                rc = tpb_errf(err, "missing input '%s' of subgraph nc%d: core %d has no output "
+                                   "of that name",
+                              ml->remote_name, c, p);
         }
-    return 0;
+    for (int c = 0; c < n; c++)
+        lnc_names_free(&ix[c]);
+    return rc ? -1 : 0;
 }
 
 int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err)

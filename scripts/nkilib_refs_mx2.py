@@ -156,7 +156,8 @@ def _gate_up(lib, BxS, H, I):
     with _on_trn3():
         got = k[2](nki.typed(hq, nl.float8_e5m2_x4), hs, nki.typed(wq, nl.float4_e2m1fn_x4), ws,
                    nki.typed(bias, nl.bfloat16), H=H, I=I, BxS=BxS)
-    r = np.einsum("pjil,pjbl->ib", _deq(wq, "fp4", ws), _deq(hq, "e5m2", hs))
+    # "pjil,pjbl->ib" (np.tensordot: BLAS; np.einsum is NumPy's own loop here)
+    r = np.tensordot(_deq(wq, "fp4", ws), _deq(hq, "e5m2", hs), axes=([0, 1, 3], [0, 1, 3]))
     got = np.asarray(got, np.float32)
     gl, wl = [], []
     for t in range(nI):
@@ -214,7 +215,7 @@ def _down(lib, BxS, H, I, ssb):
     xv = unpack(xq.view(np.uint32).reshape(128, -1), "e4m3") * \
         np.repeat(2.0 ** (xs.astype(np.float64) - 127), 8, 0)[:, :, None]
     xv = xv.reshape(128, nI, BxS, 4)[:pI]
-    want = np.einsum("ptbl,pthl->bh", xv, _deq(wq, "fp4", ws)) + bias
+    want = np.tensordot(xv, _deq(wq, "fp4", ws), axes=([0, 1, 3], [0, 1, 3])) + bias   # ptbl,pthl->bh
     return _close_max(got, want, 2e-2, 1e-5)
 
 
@@ -281,7 +282,8 @@ def _moe_mx_ref(T, H, I, E, kind, tok_exp, x, aff, w, swish, clamps):
         # hidden h = l * H/4 + j * 128 + p -> [p, (j, token), l]; the kernel quantizes that
         xh = x[rows].reshape(n, 4, nH, 128).transpose(3, 2, 0, 1).reshape(128, nH * n, 4)
         xq = _qmx(xh).reshape(128, nH, n, 4)
-        gu = np.einsum("pjnl,pgjil->gni", xq, _deq(wg[e], kind, sg[e]))   # [2, n, I]
+        # "pjnl,pgjil->gni" [2, n, I] (np.tensordot: BLAS; np.einsum is NumPy's own loop here)
+        gu = np.tensordot(xq, _deq(wg[e], kind, sg[e]), axes=([0, 1, 3], [0, 2, 4])).transpose(1, 0, 2)
         bias = np.zeros((2, I))
         for t in range(nI):
             p = sz[t] // 4
@@ -300,7 +302,7 @@ def _moe_mx_ref(T, H, I, E, kind, tok_exp, x, aff, w, swish, clamps):
             lay[:p, t] = a[:, 512 * t:512 * t + sz[t]].reshape(n, 4, p).transpose(2, 0, 1)
         aq = _qmx(lay.reshape(128, nI * n, 4)).reshape(128, nI, n, 4)
         pI = wd.shape[1]
-        y = np.einsum("ptnl,pthl->nh", aq[:pI], _deq(wd[e], kind, sd[e])) + bd[e]
+        y = np.tensordot(aq[:pI], _deq(wd[e], kind, sd[e]), axes=([0, 1, 3], [0, 1, 3])) + bd[e]   # ptnl,pthl->nh
         out[rows] += aff[rows, e][:, None] * y
     return out
 

@@ -295,12 +295,14 @@ def _bwd_ref(q, k, v, dy, scale, causal, sw, sinks, bmin, bmax, rnd):
     forward's o and lse it is given, from q / dy [B, Hq, d, S] and k / v
     [B, Hkv, d, S] in fp32; rnd rounds to the io dtype where the torch
     reference's tensors are that dtype (norm_score, the matmul results,
-    the softmax-backward products)."""
+    the softmax-backward products).  The contractions are np.matmul (BLAS;
+    np.einsum of batched operands is NumPy's own loop, 6 s of the 7 s
+    check at s2048)."""
     b, hq, d, s = q.shape
     g = hq // k.shape[1]
     ke, ve = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
     qs = rnd(q * scale)
-    raw = np.einsum("bhdq,bhdk->bhqk", qs, ke)
+    raw = np.matmul(qs.swapaxes(-1, -2), ke)                          # bhqk
     qp, kp = np.arange(s)[:, None], np.arange(s)[None, :]
     hide = np.zeros((s, s), bool)
     if causal:
@@ -320,8 +322,8 @@ def _bwd_ref(q, k, v, dy, scale, causal, sw, sinks, bmin, bmax, rnd):
     tot = e.sum(-1, keepdims=True)
     p = rnd(e / tot)                                                   # norm_score (with sinks)
     lse = (m + np.log(tot))[..., 0].reshape(b, hq, s // P, P).transpose(0, 1, 3, 2)
-    o = rnd(np.einsum("bhqk,bhdk->bhdq", p[..., :s], ve))
-    dp = rnd(np.einsum("bhdq,bhdk->bhqk", dy, ve))                     # softmax_dy
+    o = rnd(np.matmul(ve, p[..., :s].swapaxes(-1, -2)))               # bhdq
+    dp = rnd(np.matmul(dy.swapaxes(-1, -2), ve))                       # softmax_dy, bhqk
     if ns:
         dp = np.concatenate([dp, np.zeros_like(p[..., -ns:])], axis=-1)
     red = rnd(rnd(dp * p).sum(-1, keepdims=True))
@@ -331,9 +333,9 @@ def _bwd_ref(q, k, v, dy, scale, causal, sw, sinks, bmin, bmax, rnd):
         dsinks = rnd(dx[..., -ns:].sum(axis=2))
         dsinks = dsinks.reshape(sinks.shape)
         dx, p = dx[..., :-ns], p[..., :-ns]
-    dv = rnd(np.einsum("bhdq,bhqk->bhdk", dy, p))
-    dq = rnd(rnd(np.einsum("bhdk,bhqk->bhdq", ke, dx)) * scale)
-    dk = rnd(np.einsum("bhdq,bhqk->bhdk", qs, dx))
+    dv = rnd(np.matmul(dy, p))                                          # bhdk
+    dq = rnd(rnd(np.matmul(ke, dx.swapaxes(-1, -2))) * scale)          # bhdq
+    dk = rnd(np.matmul(qs, dx))                                         # bhdk
     hk = k.shape[1]
     dk = rnd(dk.reshape(b, hk, g, d, s).sum(2))
     dv = rnd(dv.reshape(b, hk, g, d, s).sum(2))

@@ -3,6 +3,7 @@
 tpb_add_test(test_lnc_link "quick;unit;multicore" test_lnc_link.c)
 tpb_add_test(test_lnc_split "quick;unit;multicore" test_lnc_split.c)
 tpb_add_test(test_lnc_instance "quick;unit;multicore" test_lnc_instance.c)
+tpb_add_test(test_lnc_names "quick;unit;multicore" test_lnc_names.c)
 
 # The barrier of golden/mc_reduce_exchange matters: without it core 1 reads
 # the shared scratch before core 0 wrote it, and the check must fail.
