@@ -627,7 +627,8 @@ def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
         f.append(("scale", _scalar(scale, "scale", loc)))
     if reduce_op is not None:
         f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
-        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+        if reduce_res is not None:   # None: the result stays in the reduce registers
+            f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
     if reduce_cmd_ not in (None, reduce_cmd.idle):
         f.append(("reduce_cmd", '"%s"' % reduce_cmd_.name))
     return f
