@@ -55,3 +55,64 @@ def test_activation_reset_without_reduce_res_then_reset_reduce():
         return o
     a = np.arange(32 * 5, dtype=np.float32).reshape(32, 5)
     np.testing.assert_array_equal(k(a)[:, 0], a.astype(np.float64).sum(1))
+
+
+def test_range_select_reduce_reads_fp32_values_not_dst_rounding():
+    # NKI's numerical-stability note: a bf16 dst turns the FP32_MIN fill into
+    # -inf, while an fp32 reduce_res of a fully masked row holds FP32_MIN
+    # ("-INF - FP32_MIN = -INF" in the following activation, not NaN)
+    fmin = float(np.finfo(np.float32).min)
+
+    @nki.jit
+    def k(a, b0, b1):
+        x, lo, hi = nl.load(a), nl.load(b0), nl.load(b1)
+        d = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+        r = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.range_select(dst=d, on_true_tile=x, comp_op0=nl.greater_equal, comp_op1=nl.less,
+                          bound0=lo, bound1=hi, reduce_cmd=nisa.reduce_cmd.reset_reduce,
+                          reduce_res=r, reduce_op=nl.maximum, range_start=0,
+                          on_false_value=fmin)
+        od = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        orr = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(od, d)
+        nl.store(orr, r)
+        return od, orr
+    a = np.arange(4 * 6, dtype=np.float32).reshape(4, 6) - 30
+    lo = np.array([[0], [2], [5], [9]], np.float32)      # row 3: nothing selected
+    hi = np.array([[6], [4], [6], [9]], np.float32)
+    idx = np.arange(6)
+    m = (idx >= lo) & (idx < hi)
+    d, r = k(a, lo, hi)
+    np.testing.assert_array_equal(d, np.where(m, a, -np.inf))
+    np.testing.assert_array_equal(r[:, 0], np.where(m, a, fmin).max(axis=1))
+    assert r[3, 0] == fmin
+
+
+def test_affine_select_unit_levels_and_strided_views():
+    # NKI: only the product of the pattern's counts must match the elements
+    # per partition; a level of count 1 (here in the middle, on a dst that
+    # has that unit dim) adds nothing; a stepped view is regrouped as well
+    @nki.jit
+    def k(a):
+        x = nl.load(a)
+        d1 = nl.ndarray((8, 3, 1, 4), dtype=nl.float32, buffer=nl.sbuf)
+        d2 = nl.ndarray((8, 24), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=d2, value=0.0)
+        nisa.affine_select(dst=d1, pattern=[[1, 3], [7, 1], [-1, 4]], channel_multiplier=1,
+                           on_true_tile=x.reshape((8, 3, 1, 4)), on_false_value=-5.0,
+                           cmp_op=nl.greater_equal, offset=-2)
+        nisa.affine_select(dst=d2[:, 0:24:2], pattern=[[1, 3], [-1, 4]], channel_multiplier=1,
+                           on_true_tile=x, on_false_value=-5.0, cmp_op=nl.greater_equal, offset=-2)
+        o1 = nl.ndarray((8, 12), dtype=nl.float32, buffer=nl.shared_hbm)
+        o2 = nl.ndarray((8, 24), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(o1, d1.reshape((8, 12)))
+        nl.store(o2, d2)
+        return o1, o2
+    a = np.arange(8 * 12, dtype=np.float32).reshape(8, 12)
+    p = np.arange(8).reshape(-1, 1, 1)
+    v = (-2 + p + np.arange(3).reshape(1, -1, 1) - np.arange(4).reshape(1, 1, -1)).reshape(8, 12)
+    want = np.where(v >= 0, a, -5.0)
+    o1, o2 = k(a)
+    np.testing.assert_array_equal(o1, want)
+    np.testing.assert_array_equal(o2[:, 0::2], want)
+    np.testing.assert_array_equal(o2[:, 1::2], 0.0)

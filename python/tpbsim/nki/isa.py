@@ -712,17 +712,19 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 # ---- Pool patterns, selection, top-k ----
 
 def _iota_dst(dst, pattern, loc):
-    """NKI's iota needs only the product of the pattern's counts to match
-    dst's elements per partition; the kernel format pairs each count with a
-    dst free dim, so a contiguous dst is viewed as [P, counts...]."""
+    """NKI's iota (and affine_select) needs only the product of the
+    pattern's counts to match dst's elements per partition; the kernel
+    format pairs each count with a dst free dim, so a contiguous dst is
+    viewed as [P, counts...]."""
     counts = tuple(int(b) for _, b in pattern)
     shape = tuple(getattr(dst, "shape", ()))
     if not shape or shape[1:] == counts or math.prod(counts) != math.prod(shape[1:]):
         return dst   # as given: the compiler names a mismatch
-    if not dst._contig():
-        raise NkiError("%s: iota pattern counts %s regroup dst %s, which is not contiguous"
-                              % (loc, list(counts), list(shape)))
-    return dst.reshape((shape[0],) + counts)
+    try:   # a strided view can often be regrouped too (one strided free dim)
+        return dst.reshape((shape[0],) + counts)
+    except NkiError:
+        raise NkiError("%s: iota pattern counts %s regroup dst %s, whose layout cannot be "
+                       "regrouped without a copy" % (loc, list(counts), list(shape))) from None
 
 
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
@@ -740,6 +742,14 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     on_true_tile where the predicate fails.  mask= (NKI beta-1) over dst's
     indices, which are on_true_tile's."""
     loc = _trace.caller_loc()
+    # NKI: only the product of the counts must match the elements per
+    # partition (fewer than 4 levels are padded with 1s): dst and
+    # on_true_tile are viewed as [P, counts...] as iota's dst is
+    # levels of count 1 add nothing to the affine value: dropped, so that
+    # the lowering pairs each level with a non-unit dim
+    pattern = [[int(a), int(b)] for a, b in pattern if int(b) != 1] or [[0, 1]]
+    dst = _iota_dst(dst, pattern, loc)
+    on_true_tile = _iota_dst(on_true_tile, pattern, loc)
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
          ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier))),
