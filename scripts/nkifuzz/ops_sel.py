@@ -11,15 +11,20 @@ FP32_MIN = float(np.finfo(np.float32).min)
 SENTINEL = float(0xFFFFFFFF)
 
 
-def _max8_src(p):
+def _max8_src(p, ptr=False):
     """A [P, ...] float tile of 8..600 elements a partition; bf16 / fp16 or
-    rounded values repeat, so ties are common."""
+    rounded values repeat, so ties are common.  ptr: vals / dst_idx will be
+    per-partition pointers on its partitions, so it starts at partition 0
+    (tpbsim refuses them elsewhere, docs/semantics.md "PTR operand")."""
     P = p.randint(1, 129)
     shape = (P, p.choice([8, 9, 16, 64, 300, 600, p.randint(8, 601)]))
     if p.r() < 0.3:
         shape = (P, p.choice([2, 4]), p.choice([4, 16, 50]))
     dtype = p.choice(FLOATS)
-    return p.operand(shape, dtype, p.choice(["normal", "normal", "bool"])), dtype
+    x = p.operand(shape, dtype, p.choice(["normal", "normal", "bool"]))
+    if ptr and x.base is not None and x.idx[0] != slice(None) and x.idx[0].start:
+        x = p.load(shape, dtype)
+    return x, dtype
 
 
 def _top8(v):
@@ -59,7 +64,7 @@ def find_index8(p):
     """nc_find_index8: the first occurrence of each val; NKI pairs repeated
     vals with successive occurrences in ascending order (nc_match_replace8's
     docstring); a val not found gives 0xFFFFFFFF (uint32 dst)."""
-    x, dtype = _max8_src(p)
+    x, dtype = _max8_src(p, ptr=True)
     vals, from_max8 = _host_vals(p, x, dtype)
     t = p.new_tile((x.shape[0], 8), "uint32")
     p.ndarray(t)
@@ -72,7 +77,7 @@ def match_replace8(p):
     """nc_match_replace8: each val's first unused match (vals processed
     i = 7..0) replaced by imm in dst, its position in dst_idx.  Only vals
     present in the data: NKI does not say what dst_idx holds otherwise."""
-    x, dtype = _max8_src(p)
+    x, dtype = _max8_src(p, ptr=True)
     vals, from_max8 = _host_vals(p, x, dtype, absent_ok=False)
     # within every dtype's range: tpbsim clips a finite imm past dst's range
     # to its largest finite value (the NKI compiler's clip_scalar), where a

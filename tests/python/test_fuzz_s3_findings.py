@@ -116,3 +116,55 @@ def test_affine_select_unit_levels_and_strided_views():
     np.testing.assert_array_equal(o1, want)
     np.testing.assert_array_equal(o2[:, 0::2], want)
     np.testing.assert_array_equal(o2[:, 1::2], 0.0)
+
+
+def test_nc_transpose_integers_on_the_pe_and_psum_on_the_vector_engine():
+    # NKI: "The input data tile can be any valid NKI data type" (the PE's
+    # transpose moves int32 bits as fp32's; uint8 goes through fp32), free
+    # axes flattened; the Vector engine reads / writes SBUF or PSUM
+    @nki.jit
+    def k(a, b, c):
+        x, y, z = nl.load(a), nl.load(b), nl.load(c)
+        t1 = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.int32, buffer=nl.psum)
+        t2 = nl.ndarray((b.shape[1] * b.shape[2], b.shape[0]), dtype=nl.uint8, buffer=nl.psum)
+        t3 = nl.ndarray((c.shape[1], c.shape[0]), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(dst=t1, data=x, engine=nisa.engine.tensor)
+        nisa.nc_transpose(dst=t2, data=y)
+        nisa.nc_transpose(dst=t3, data=z, engine=nisa.engine.vector)
+        outs = []
+        for t in (t1, t2, t3):
+            s = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=s, src=t)
+            o = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+            nl.store(o, s)
+            outs.append(o)
+        return tuple(outs)
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2**31, 2**31, (40, 70), dtype=np.int64).astype(np.int32)
+    a[0, :4] = [0x7FC00001, -1, 0x7F800001, -2**31]   # NaN / inf bit patterns kept
+    b = rng.integers(0, 256, (9, 3, 11), dtype=np.int64).astype(np.uint8)
+    c = rng.normal(size=(20, 30)).astype(np.float32)
+    o1, o2, o3 = k(a, b, c)
+    np.testing.assert_array_equal(o1, a.T)
+    np.testing.assert_array_equal(o2, b.reshape(9, 33).T)
+    np.testing.assert_array_equal(o3, c.T)
+
+
+def test_match_replace8_vals_on_other_partitions_is_refused():
+    # the vals pointer is read on data's partitions: vals on partition 0 for
+    # data on partition 32 used to read partition 32 of vals' address (garbage)
+    import pytest
+
+    @nki.jit
+    def k(a):
+        x = nl.load(a)
+        v = nl.ndarray((1, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.max8(dst=v, src=x[32:33, :])
+        d = nl.ndarray((1, 16), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.nc_match_replace8(dst=d, data=x[32:33, :], vals=v, imm=0.0)
+        o = nl.ndarray((1, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(o, d)
+        return o
+    a = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+    with pytest.raises(Exception, match="vals: on partitions 0..0, but src is on partitions 32..32"):
+        k(a)

@@ -481,8 +481,40 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
     axes), so dst gets the transposed rectangle (_beta1.input_mask)."""
     loc = _trace.caller_loc()
     mask, _ = _beta1.input_mask(mask, data, _SWAP, 2, "nisa.nc_transpose", loc)
+    if mask is None and engine != globals()["engine"].vector and _int_pe(dst, data):
+        if _int_pe(dst, data) == 1:   # through float32 (its values exact), as nl.transpose
+            from . import _composite
+            f32 = _composite._copy(data, language.float32, loc)
+            f32 = f32.reshape((f32.shape[0], math.prod(f32.shape[1:])))   # free axes flattened
+            t = _composite._pe_transpose(f32, language.float32, loc, None)
+            _emit("tensor_copy", loc, [("dst", _t(dst, "dst", loc)), ("src", t.text())])
+            return
+        dst, data = _int_pe_views(dst, data, loc)   # NKI: any dtype; the PE takes floats
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
     _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
+
+
+def _int_pe(dst, data):
+    """The element size of an integer tile transposed into one of its dtype
+    (on the PE, which takes floats only), else 0."""
+    from ._alloc import _DT_BYTES
+    if (getattr(data, "dtype", None) in language._INT_DTYPES and
+            getattr(dst, "dtype", None) == data.dtype):
+        return _DT_BYTES.get(data.dtype, 0)
+    return 0
+
+
+def _int_pe_views(dst, data, loc):
+    """dst and data as the float of their size: the PE's transpose mode
+    moves those bits as they are (nl.transpose's integer path)."""
+    from . import _composite
+    from ._alloc import _DT_BYTES
+    fdt = _composite._BITS_AS[_DT_BYTES[data.dtype]]
+    try:
+        dv = dst.view(fdt)
+    except NkiError:
+        return dst, data   # as given: the compiler names what it refuses
+    return dv, _composite._bits(data, fdt, loc)
 
 
 # ---- elementwise and reductions ----
