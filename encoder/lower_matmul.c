@@ -604,8 +604,10 @@ static int transpose_dve(lower_ctx_t *c)
     uint32_t dF = d.ndims ? d.count[0] : 1;
     if (d.nparts != F || dF != P)
         return lw_err(c, "dst is [%u,%u] but src.T is [%u,%u]", d.nparts, dF, F, P);
-    if (s.space != ISA_SPACE_SBUF || d.space != ISA_SPACE_SBUF)
-        return lw_err(c, "DVE transpose operands must be SBUF tiles");
+    /* NKI: the Vector engine reads and writes SBUF or PSUM */
+    if ((s.space != ISA_SPACE_SBUF && s.space != ISA_SPACE_PSUM) ||
+        (d.space != ISA_SPACE_SBUF && d.space != ISA_SPACE_PSUM))
+        return lw_err(c, "DVE transpose operands must be SBUF or PSUM tiles");
     /* NKI: the Vector engine transposes [32, 32] or smaller; larger tiles
      * go block by block, the last row / column of blocks partial */
     if (s.start % 32 || d.start % 32)

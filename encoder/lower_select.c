@@ -161,15 +161,22 @@ static int lower_affine_select(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
-/* [P,8] values tile as a per-partition pointer to 8 consecutive elements. */
+/* [P,8] values tile as a per-partition pointer to 8 consecutive elements,
+ * read on src's partitions (docs/semantics.md "PTR operand"): one that
+ * starts elsewhere would be read from other partitions than it names. */
 static int vals_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
-                    const char *role, isa_ptr_t *p)
+                    const char *role, const isa_tap_t *src, isa_ptr_t *p)
 {
     isa_tap_t t;
     if (lw_tap(c, in, a, write, role, &t))
         return -1;
     if (isa_tap_free_elems(&t) != 8 || (t.ndims == 1 && t.step[0] != 1))
         return lw_err(c, "%s must be a contiguous [P,8] tile access", role);
+    if (t.start != src->start || t.nparts < src->nparts)
+        return lw_err(c, "%s: on partitions %u..%u, but src is on partitions %u..%u; the engine "
+                         "reads %s on src's partitions (place it there, e.g. copy it to "
+                         "partition %u)", role, t.start, t.start + t.nparts - 1, src->start,
+                      src->start + src->nparts - 1, role, src->start);
     p->addr = t.addr, p->dtype = t.dtype, p->space = t.space;
     return 0;
 }
@@ -194,7 +201,7 @@ static int lower_max8_family(lower_ctx_t *c)
         isa_fmt_FIDX_t *f = &in.isa.f->FIDX;
         if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
             lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
-            vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
+            vals_ptr(c, &in, op->src[1], false, "vals", &f->in, &f->vals))
             return -1;
         if (isa_tap_free_elems(&f->out) != 8)
             return lw_err(c, "find_index8 dst must be [P,8]");
@@ -208,8 +215,8 @@ static int lower_max8_family(lower_ctx_t *c)
         isa_fmt_MIMR_t *f = &in.isa.f->MIMR;
         if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
             lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
-            vals_ptr(c, &in, op->src[1], false, "vals", &f->vals) ||
-            vals_ptr(c, &in, op->dst2, true, "dst_idx", &f->idx))
+            vals_ptr(c, &in, op->src[1], false, "vals", &f->in, &f->vals) ||
+            vals_ptr(c, &in, op->dst2, true, "dst_idx", &f->in, &f->idx))
             return -1;
         if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
             return -1;
@@ -220,7 +227,7 @@ static int lower_max8_family(lower_ctx_t *c)
     isa_fmt_MR_t *f = &in.isa.f->MR;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
-        vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
+        vals_ptr(c, &in, op->src[1], false, "vals", &f->in, &f->vals))
         return -1;
     if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
         return -1;

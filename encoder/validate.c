@@ -400,7 +400,8 @@ static int check_activation(const vctx_t *v)
             return -1;
         if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
             return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
-        if (need(v, op->dst2, -2) || pp_ap(v, op->dst2, -2, op->src[0]))
+        /* reduce_res absent (NKI's None): the result stays in the registers */
+        if (op->dst2->tensor >= 0 && pp_ap(v, op->dst2, -2, op->src[0]))
             return -1;
     } else if (op->dst2->tensor >= 0) {
         return vfail(v, "reduce_res", "given without a reduce_op");

@@ -111,8 +111,9 @@ static void rsel_rows(sim_exec_ctx_t *ctx, const isa_fmt_RSEL_t *f, sim_opnd_t *
             bool keep = cmp_f(f->cmp0, idx, b0) && cmp_f(f->cmp1, idx, b1);
             float y = keep ? num_load_f32(sim_el(&o[0], p, i), o[0].dtype) : f->fill;
             num_store_f32(sim_el(&o[1], p, i), o[1].dtype, y);
-            /* the reduce sees the value as stored (a bf16 dst turns the fill into -inf) */
-            y = num_load_f32(sim_el(&o[1], p, i), o[1].dtype);
+            /* the reduce sees the fp32 value, not out's rounding: NKI's
+             * note has a bf16 out's fill become -inf while an fp32
+             * reduce_res holds FP32_MIN ("-INF - FP32_MIN = -INF") */
             r = i == 0 ? y : sim_alu_f(ISA_ALU_MAX, r, y);
         }
         red_row(ctx, f->red_cmd, &o[0], p, r, &o[4]);

@@ -1,5 +1,5 @@
 """The op families and how often each is drawn."""
-from . import ops_isa, ops_nl, ops_pe
+from . import ops_acc, ops_isa, ops_move, ops_nl, ops_pe, ops_sel
 
 # name -> (function, weight)
 FAMILIES = {
@@ -13,13 +13,27 @@ FAMILIES = {
     "activation": (ops_isa.activation, 2), "tensor_reduce": (ops_isa.tensor_reduce, 1),
     "tensor_copy": (ops_isa.tensor_copy, 1), "iota_memset": (ops_pe.iota_memset, 1),
     "scan": (ops_pe.scan, 1), "stt": (ops_pe.stt, 1), "copy_predicated": (ops_pe.copy_predicated, 1),
+    "act_reduce": (ops_acc.act_reduce, 1), "ts_reduce": (ops_acc.ts_reduce, 1),
+    "ts_cumulative": (ops_acc.ts_cumulative, 0.5), "exponential": (ops_acc.exponential, 0.5),
+    "reciprocal": (ops_acc.reciprocal, 0.5), "bn_stats": (ops_acc.bn_stats, 1),
+    "max8": (ops_sel.max8, 0.5), "find_index8": (ops_sel.find_index8, 0.5),
+    "match_replace8": (ops_sel.match_replace8, 0.5), "select_reduce": (ops_sel.select_reduce, 1),
+    "range_select": (ops_sel.range_select, 0.5), "affine_select": (ops_sel.affine_select, 1),
+    "dma_cast": (ops_move.dma_cast, 1.5), "nc_transpose": (ops_move.nc_transpose, 1),
+    "partition_reduce": (ops_move.partition_reduce, 0.5), "nl_extra": (ops_move.nl_extra, 1),
+    "nl_var_axes": (ops_move.nl_var_axes, 0.2),
 }
 # families whose models depend on summation order: no inf / NaN / 1e30 inputs,
 # where fp32 overflow to inf then inf - inf = NaN is order-dependent
-NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activation"])
+NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activation", "act_reduce",
+                        "ts_reduce", "ts_cumulative", "exponential", "bn_stats", "max8",
+                        "find_index8", "match_replace8"])
 # families with an open finding against tpbsim: the model follows NKI's
 # documentation and tpbsim does not yet.  Drop a name once tpbsim is fixed.
-OPEN = {}
+OPEN = {
+    "nl_var_axes": "nl.var over the last free axis of a 3-D tile: NKI allows any last contiguous "
+                   "axes, tpbsim reduces all free axes only",
+}
 
 
 def select(family=None, exclude=()):

@@ -481,8 +481,40 @@ def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
     axes), so dst gets the transposed rectangle (_beta1.input_mask)."""
     loc = _trace.caller_loc()
     mask, _ = _beta1.input_mask(mask, data, _SWAP, 2, "nisa.nc_transpose", loc)
+    if mask is None and engine != globals()["engine"].vector and _int_pe(dst, data):
+        if _int_pe(dst, data) == 1:   # through float32 (its values exact), as nl.transpose
+            from . import _composite
+            f32 = _composite._copy(data, language.float32, loc)
+            f32 = f32.reshape((f32.shape[0], math.prod(f32.shape[1:])))   # free axes flattened
+            t = _composite._pe_transpose(f32, language.float32, loc, None)
+            _emit("tensor_copy", loc, [("dst", _t(dst, "dst", loc)), ("src", t.text())])
+            return
+        dst, data = _int_pe_views(dst, data, loc)   # NKI: any dtype; the PE takes floats
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
     _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
+
+
+def _int_pe(dst, data):
+    """The element size of an integer tile transposed into one of its dtype
+    (on the PE, which takes floats only), else 0."""
+    from ._alloc import _DT_BYTES
+    if (getattr(data, "dtype", None) in language._INT_DTYPES and
+            getattr(dst, "dtype", None) == data.dtype):
+        return _DT_BYTES.get(data.dtype, 0)
+    return 0
+
+
+def _int_pe_views(dst, data, loc):
+    """dst and data as the float of their size: the PE's transpose mode
+    moves those bits as they are (nl.transpose's integer path)."""
+    from . import _composite
+    from ._alloc import _DT_BYTES
+    fdt = _composite._BITS_AS[_DT_BYTES[data.dtype]]
+    try:
+        dv = dst.view(fdt)
+    except NkiError:
+        return dst, data   # as given: the compiler names what it refuses
+    return dv, _composite._bits(data, fdt, loc)
 
 
 # ---- elementwise and reductions ----
@@ -627,7 +659,8 @@ def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
         f.append(("scale", _scalar(scale, "scale", loc)))
     if reduce_op is not None:
         f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
-        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+        if reduce_res is not None:   # None: the result stays in the reduce registers
+            f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
     if reduce_cmd_ not in (None, reduce_cmd.idle):
         f.append(("reduce_cmd", '"%s"' % reduce_cmd_.name))
     return f
@@ -711,17 +744,19 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 # ---- Pool patterns, selection, top-k ----
 
 def _iota_dst(dst, pattern, loc):
-    """NKI's iota needs only the product of the pattern's counts to match
-    dst's elements per partition; the kernel format pairs each count with a
-    dst free dim, so a contiguous dst is viewed as [P, counts...]."""
+    """NKI's iota (and affine_select) needs only the product of the
+    pattern's counts to match dst's elements per partition; the kernel
+    format pairs each count with a dst free dim, so a contiguous dst is
+    viewed as [P, counts...]."""
     counts = tuple(int(b) for _, b in pattern)
     shape = tuple(getattr(dst, "shape", ()))
     if not shape or shape[1:] == counts or math.prod(counts) != math.prod(shape[1:]):
         return dst   # as given: the compiler names a mismatch
-    if not dst._contig():
-        raise NkiError("%s: iota pattern counts %s regroup dst %s, which is not contiguous"
-                              % (loc, list(counts), list(shape)))
-    return dst.reshape((shape[0],) + counts)
+    try:   # a strided view can often be regrouped too (one strided free dim)
+        return dst.reshape((shape[0],) + counts)
+    except NkiError:
+        raise NkiError("%s: iota pattern counts %s regroup dst %s, whose layout cannot be "
+                       "regrouped without a copy" % (loc, list(counts), list(shape))) from None
 
 
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
@@ -739,6 +774,14 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     on_true_tile where the predicate fails.  mask= (NKI beta-1) over dst's
     indices, which are on_true_tile's."""
     loc = _trace.caller_loc()
+    # NKI: only the product of the counts must match the elements per
+    # partition (fewer than 4 levels are padded with 1s): dst and
+    # on_true_tile are viewed as [P, counts...] as iota's dst is
+    # levels of count 1 add nothing to the affine value: dropped, so that
+    # the lowering pairs each level with a non-unit dim
+    pattern = [[int(a), int(b)] for a, b in pattern if int(b) != 1] or [[0, 1]]
+    dst = _iota_dst(dst, pattern, loc)
+    on_true_tile = _iota_dst(on_true_tile, pattern, loc)
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
          ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier))),
