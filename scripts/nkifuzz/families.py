@@ -30,10 +30,7 @@ NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activat
                         "find_index8", "match_replace8"])
 # families with an open finding against tpbsim: the model follows NKI's
 # documentation and tpbsim does not yet.  Drop a name once tpbsim is fixed.
-OPEN = {
-    "nl_var_axes": "nl.var over the last free axis of a 3-D tile: NKI allows any last contiguous "
-                   "axes, tpbsim reduces all free axes only",
-}
+OPEN = {}
 
 
 def select(family=None, exclude=()):

@@ -112,19 +112,25 @@ def prod(x, axis, dtype=None, keepdims=False, mask=None):
 
 
 def var(x, axis, dtype=None, keepdims=False, mask=None):
-    """NKI: the population variance over all free axes, in float32; the
-    result keeps the reduced axes (NKI ignores keepdims): mean, x - mean
-    (tensor_scalar), its square (tensor_tensor), sum, divide by the count.
-    mask=: a condition on loop variables only (_whole)."""
+    """NKI: the population variance over the reduced free axes (NKI's rule:
+    the last contiguous ones), in float32; the result keeps the reduced
+    axes (NKI ignores keepdims): mean, x - mean (a tensor_scalar when every
+    free axis is reduced, else a tensor_tensor reading the mean with step 0
+    along the reduced axes), its square (tensor_tensor), sum, divide by the
+    count.  mask=: a condition on loop variables only (_whole)."""
+    from .language import _binary
     loc = _trace.caller_loc()
     x = _tile(x, "var", "x", loc)
-    axes = _free_axes(x, axis, "var", loc, every=True)
+    axes = _free_axes(x, axis, "var", loc)
     if _whole(mask, "var", loc):
         return _skipped([1 if d in axes else n for d, n in enumerate(x.shape)],
                         _out_dtype(dtype, x))
     n = float(_count(x, axes))
     m = _ts(_reduce(x, axes, "add", float32, True, loc), "divide", n, float32, loc)
-    d = _ts(x, "subtract", _col(m), float32, loc)
+    if axes == list(range(1, len(x.shape))):
+        d = _ts(x, "subtract", _col(m), float32, loc)
+    else:
+        d = _binary("subtract", x, m, float32, loc)
     sq = _new(x.shape, float32, loc)
     _emit("tensor_tensor", loc, [("dst", sq.text()), ("in0", d.text()), ("in1", d.text()),
                                  ("operator", '"multiply"')])
@@ -150,9 +156,11 @@ def softmax(x, axis=-1, dtype=None, mask=None):
     mask=: a condition on loop variables only (_whole)."""
     loc = _trace.caller_loc()
     x = _tile(x, "softmax", "x", loc)
-    _free_axes(x, axis, "softmax", loc, every=True)
+    axes = _free_axes(x, axis, "softmax", loc)
     if _whole(mask, "softmax", loc):
         return _skipped(x.shape, _out_dtype(dtype, x))
+    if axes != list(range(1, len(x.shape))):
+        return _softmax_axes(x, axes, _out_dtype(dtype, x), loc)
     mx = _reduce(x, list(range(1, len(x.shape))), "maximum", float32, True, loc)
     neg = _ts(_col(mx), "multiply", -1.0, float32, loc)
     e, s = _new(x.shape, float32, loc), _new((x.shape[0], 1), float32, loc)
@@ -160,6 +168,20 @@ def softmax(x, axis=-1, dtype=None, mask=None):
                               ("bias", neg.text()), ("reduce_op", '"add"'),
                               ("reduce_res", s.text())])
     return _ts(e, "divide", s, _out_dtype(dtype, x), loc)
+
+
+def _softmax_axes(x, axes, dtype, loc):
+    """Softmax over some trailing free axes of x (not all of them): the max
+    and the sum are keepdims reductions over those axes, read back with
+    step 0 along them by tensor_tensor subtract and divide (the same float32
+    arithmetic as the per-partition form, the exp an activation)."""
+    from .language import _binary
+    mx = _reduce(x, axes, "maximum", float32, True, loc)
+    d = _binary("subtract", x, mx, float32, loc)
+    e = _new(x.shape, float32, loc)
+    _emit("activation", loc, [("dst", e.text()), ("src", d.text()), ("func", '"exp"')])
+    s = _reduce(e, axes, "add", float32, True, loc)
+    return _binary("divide", e, s, dtype, loc)
 
 
 def _rect_mask(x, mask, fn, loc):
