@@ -1,5 +1,5 @@
 """The op families and how often each is drawn."""
-from . import ops_acc, ops_isa, ops_move, ops_nl, ops_pe, ops_sel
+from . import ops_acc, ops_gather, ops_isa, ops_move, ops_nl, ops_pe, ops_sel
 
 # name -> (function, weight)
 FAMILIES = {
@@ -22,6 +22,9 @@ FAMILIES = {
     "dma_cast": (ops_move.dma_cast, 1.5), "nc_transpose": (ops_move.nc_transpose, 1),
     "partition_reduce": (ops_move.partition_reduce, 0.5), "nl_extra": (ops_move.nl_extra, 1),
     "nl_var_axes": (ops_move.nl_var_axes, 0.2),
+    "n_gather": (ops_gather.n_gather, 1), "local_gather": (ops_gather.local_gather, 1),
+    "nonzero": (ops_gather.nonzero, 0.5), "sequence_bounds": (ops_gather.sequence_bounds, 0.5),
+    "stream_shuffle": (ops_gather.stream_shuffle, 1), "dma_transpose": (ops_gather.dma_transpose, 1),
 }
 # families whose models depend on summation order: no inf / NaN / 1e30 inputs,
 # where fp32 overflow to inf then inf - inf = NaN is order-dependent

@@ -326,8 +326,7 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
         if gather_transpose_cols(dst, src, axes, loc, dict(priority=priority, dge_mode=dge_mode,
                                                            oob_mode=oob_mode), name):
             return
-    if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
-            and src.shape[0] > 1):
+    if type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1:
         # NKI's direct DMA transpose takes an SBUF source (its SB->SB
         # examples); tpbsim's back end transposes from HBM, so the tile is
         # first copied to an HBM scratch tensor (one more DMA; the same values)
