@@ -1,5 +1,5 @@
 """The op families and how often each is drawn."""
-from . import ops_acc, ops_gather, ops_isa, ops_move, ops_nl, ops_pe, ops_sel
+from . import ops_acc, ops_gather, ops_isa, ops_mm, ops_move, ops_nl, ops_pe, ops_sel
 
 # name -> (function, weight)
 FAMILIES = {
@@ -25,12 +25,13 @@ FAMILIES = {
     "n_gather": (ops_gather.n_gather, 1), "local_gather": (ops_gather.local_gather, 1),
     "nonzero": (ops_gather.nonzero, 0.5), "sequence_bounds": (ops_gather.sequence_bounds, 0.5),
     "stream_shuffle": (ops_gather.stream_shuffle, 1), "dma_transpose": (ops_gather.dma_transpose, 1),
+    "matmul_params": (ops_mm.matmul_params, 1),
 }
 # families whose models depend on summation order: no inf / NaN / 1e30 inputs,
 # where fp32 overflow to inf then inf - inf = NaN is order-dependent
 NO_SPECIAL = frozenset(["matmul", "nl_reduce", "tensor_reduce", "scan", "activation", "act_reduce",
                         "ts_reduce", "ts_cumulative", "exponential", "bn_stats", "max8",
-                        "find_index8", "match_replace8"])
+                        "find_index8", "match_replace8", "matmul_params"])
 # families with an open finding against tpbsim: the model follows NKI's
 # documentation and tpbsim does not yet.  Drop a name once tpbsim is fixed.
 OPEN = {}
