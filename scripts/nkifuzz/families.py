@@ -1,5 +1,5 @@
 """The op families and how often each is drawn."""
-from . import ops_acc, ops_gather, ops_isa, ops_mm, ops_move, ops_nl, ops_pe, ops_sel
+from . import ops_acc, ops_gather, ops_isa, ops_mm, ops_more, ops_move, ops_nl, ops_pe, ops_sel
 
 # name -> (function, weight)
 FAMILIES = {
@@ -25,7 +25,8 @@ FAMILIES = {
     "n_gather": (ops_gather.n_gather, 1), "local_gather": (ops_gather.local_gather, 1),
     "nonzero": (ops_gather.nonzero, 0.5), "sequence_bounds": (ops_gather.sequence_bounds, 0.5),
     "stream_shuffle": (ops_gather.stream_shuffle, 1), "dma_transpose": (ops_gather.dma_transpose, 1),
-    "matmul_params": (ops_mm.matmul_params, 1),
+    "matmul_params": (ops_mm.matmul_params, 1), "copy_pred2": (ops_more.copy_pred2, 1),
+    "gather_flattened": (ops_more.gather_flattened, 0.5), "dma_compute": (ops_more.dma_compute, 1),
 }
 # families whose models depend on summation order: no inf / NaN / 1e30 inputs,
 # where fp32 overflow to inf then inf - inf = NaN is order-dependent
