@@ -145,9 +145,9 @@ def _bitwise_reduce(fn, x, axes, keep):
 def reduce_model(fn, x, axes, keep, outdt, neg=False):
     """Reductions.  NKI does not document the accumulation order, so sums
     allow (n+2)*eps32*sum|x| and prod (n+2)*eps32*|p|; max/min are exact."""
+    if fn in ("or", "and"):   # bit patterns: never through fp32 (int32 past 2^24)
+        return _bitwise_reduce(fn, np.asarray(x, np.float64), axes, keep)
     x = np.asarray(f32(x), np.float64)
-    if fn in ("or", "and"):
-        return _bitwise_reduce(fn, x, axes, keep)
     n = int(np.prod([x.shape[a] for a in axes]))
     g = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}[fn]
     e = g(x, axis=axes, keepdims=keep)

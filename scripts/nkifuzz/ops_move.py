@@ -120,7 +120,10 @@ def partition_reduce(p):
     else:
         dtype, op = p.choice(FLOATS), p.choice(["add", "maximum"])
     p.no_special = op == "add"
-    x = p.operand((P, F), dtype)
+    # bitwise ops on the full 32-bit range; int32 max stays small: whether
+    # GpSimd compares int32 natively or through fp32 is not documented
+    big = op.startswith("bitwise") and p.r() < 0.5
+    x = p.load((P, F), dtype, "big") if big else p.operand((P, F), dtype)
     t = p.new_tile((1, F), dtype if dtype == "int32" else p.choice(FLOATS))
     p.ndarray(t)
     p.emit("nisa.tensor_partition_reduce(dst=%s, op=nl.%s, data=%s)" % (t.name, op, x.name))
