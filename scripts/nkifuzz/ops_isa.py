@@ -250,7 +250,10 @@ def tensor_reduce(p):
         dtype, op = "int32", p.choice(["bitwise_or", "bitwise_and", "maximum", "minimum"])
     else:
         dtype, op = p.choice(FLOATS), p.choice(["add", "maximum", "minimum", "multiply"])
-    x = p.operand(shape, dtype, "near1" if op == "multiply" else "normal", psum_ok=True)
+    if dtype == "int32" and p.r() < 0.5:   # full range: arithmetic ops round through fp32 (NKI)
+        x = p.load(shape, dtype, "big")
+    else:
+        x = p.operand(shape, dtype, "near1" if op == "multiply" else "normal", psum_ok=True)
     axes = [1] if len(shape) == 2 else p.choice([[2], [1, 2]])
     keep = p.r() < 0.5
     neg = p.r() < 0.3 and dtype != "int32"

@@ -572,6 +572,12 @@ def _unit_axes(data, axis):
     return bool(axes) and all(0 < a % len(sh) and sh[a % len(sh)] == 1 for a in axes)
 
 
+def _int_to_int(dst, data):
+    """Whether both tiles hold integers (a copy between them is exact)."""
+    return all(isinstance(t, NkiTensor) and language._dtype(t.dtype) in language._INT_DTYPES
+               for t in (dst, data))
+
+
 def _axis(axis):
     if isinstance(axis, (tuple, list)):
         return json.dumps([int(a) for a in axis])
@@ -608,12 +614,14 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     dst, data, axis, copy = _wide.reduce_views(dst, data, axis)
     if not per_axis and (copy or _unit_axes(data, axis)):
         # a reduction over 1 element is a copy, negated: x * -1 (the
-        # back-end's TensorReduce drops unit dims and needs an axis left)
-        _opn(op, "op", loc)
+        # back-end's TensorReduce drops unit dims and needs an axis left).
+        # An arithmetic op between integer tiles goes through float32, as
+        # NKI's reduction does (an int32 past 2^24 rounds): x * 1
+        scaled = negate or ("bitwise" not in _opn(op, "op", loc) and _int_to_int(dst, data))
         f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
-        if negate:
-            f += [("op0", '"multiply"'), ("operand0", "-1.0")]
-        _emit("tensor_scalar" if negate else "tensor_copy", loc,
+        if scaled:
+            f += [("op0", '"multiply"'), ("operand0", "-1.0" if negate else "1.0")]
+        _emit("tensor_scalar" if scaled else "tensor_copy", loc,
               _mask(_common(f, name, None, loc), mask, loc, dst))
         return
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
