@@ -54,7 +54,7 @@ def copy_pred2(p):
            (t.name, src_txt, pred_txt, rev))
     p.check("tensor_copy_predicated[%s %s src=%s pred=%s %s rev=%s dst=%s]" % (
         shape, dtype, src_txt if src_txt[0] != "t" else "tile", pdt, where, rev, buf), t,
-        lambda env: (st(np.where((as64(ph) != 0) ^ rev, srcv(env), fill), dtype), "exact", None))
+        lambda env: (st_from(np.where((as64(ph) != 0) ^ rev, srcv(env), fill), dtype, dtype), "exact", None))
 
 
 def gather_flattened(p):
@@ -124,5 +124,6 @@ def dma_compute(p):
             return st(acc, odt), "exact", None
         tol = (n + 2) * EPS["float32"] * sum(np.abs(v.astype(np.float64)) for v in vals)
         e = st(acc, odt)
-        return e, "abs", tol * (1 + EPS.get(odt, 0)) + ulp(e, odt) + (1 if odt in INTS or odt == "uint32" else 0) + 1e-30
+        step = 1 if odt in INTS or odt == "uint32" else 0
+        return e, "abs", tol * (1 + EPS.get(odt, 0)) + ulp(e, odt) + step + 1e-30
     p.check("dma_compute[%s n=%d %s->%s]" % (shape, n, [s for s, _ in srcs], odt), t, model)

@@ -3,7 +3,7 @@ matmuls, iota, memset, tensor_tensor_scan, scalar_tensor_tensor and
 tensor_copy_predicated."""
 import numpy as np
 
-from .numerics import EPS, F32, FLOATS, INTS, f32, fp32op, st, ulp
+from .numerics import EPS, F32, FLOATS, INTS, f32, fp32op, st, st_from, ulp
 
 
 def transpose(p):
@@ -211,4 +211,5 @@ def copy_predicated(p):
     p.emit("nisa.tensor_copy_predicated(dst=%s, src=%s, predicate=%s, reverse_pred=%s)" %
            (t.name, src.name, pred.name, rev))
     p.check("tensor_copy_predicated[%s %s pred=%s rev=%s]" % (shape, dtype, pred.dtype, rev), t,
-            lambda env: (st(np.where((pred.get(env) != 0) ^ rev, src.get(env), fill), t.dtype), "exact", None))
+            lambda env: (st_from(np.where((pred.get(env) != 0) ^ rev, src.get(env), fill), dtype, t.dtype),
+                         "exact", None))
