@@ -17,6 +17,8 @@ before ("all"), not ("none") or partly ("part": refused).  The records of
 one pass over a traced-once loop body are undone before the next
 (Trace.undo_pass calls restore()); block_loops() gives the traced-once
 loops a logical block repeats over."""
+import math
+
 import numpy as np
 
 from . import _trace
@@ -128,6 +130,57 @@ def _elements(view):
     return idx.ravel()
 
 
+def _at(m, off, ap):
+    """The elements of the flat mask m at offset off and pattern ap, as a
+    strided view of m (what m[_elements(view)] selects, without building the
+    index array); None when some element would be outside m (then indexing
+    with _elements keeps NumPy's behaviour: a negative wraps, past the end
+    raises)."""
+    lo = hi = off
+    for step, cnt in ap:
+        if type(step) is not int or type(cnt) is not int or cnt <= 0:
+            return None
+        ext = step * (cnt - 1)
+        if ext < 0:
+            lo += ext
+        else:
+            hi += ext
+    if lo < 0 or hi >= m.size:
+        return None
+    return np.ndarray(tuple(c for _, c in ap), dtype=np.bool_, buffer=m, offset=off,
+                      strides=tuple(s for s, _ in ap))
+
+
+# a mask of every element of the tile (a write of the whole of a tile
+# without block dims: an op's fresh result), not made until a part is needed
+_FULL = "full"
+_ALL = np.ones(1, dtype=bool)   # what a region of _FULL holds
+
+
+def _selected(m, off, view):
+    """The elements of mask m (an array or _FULL) in view's region, an
+    array to ask .all() / .any() of; as m[_elements(view)] would."""
+    ap = view._ap
+    if m is _FULL:
+        hi = off
+        for step, cnt in ap:
+            hi += max(step * (cnt - 1), 0)
+        if hi < math.prod(view.base.shape):
+            return _ALL   # (negative offsets wrap: still every element set)
+        m = np.ones(math.prod(view.base.shape), dtype=bool)   # past the end: IndexError
+    hit = _at(m, off, ap)
+    return m[_elements(view)] if hit is None else hit
+
+
+def _whole_tile(tr, view, off):
+    """Whether view is the whole of its tile, in C order from offset 0."""
+    if off != 0:
+        return False
+    shape = view.base.shape
+    c = tr.shapes.get(shape)
+    return view._ap == (c[1] if c is not None else _trace._c_ap(shape))
+
+
 def _sig(key, view):
     """A region's key in the "done" shortcut (None for a symbolic offset)."""
     return (key, view.offset, tuple(map(tuple, view._ap))) if type(view.offset) is int else None
@@ -144,15 +197,28 @@ def mark(tr, view):
     old = g["masks"].get(key)
     if old is UNKNOWN:
         return
-    el = _elements(view)
-    if el is None:   # a region moving with a loop or program id: decided later
+    off = _in_block(view)
+    if type(off) is not int:   # a region moving with a loop or program id: decided later
         _put(tr, view.base, "masks", key, UNKNOWN)
         return
     _put(tr, view.base, "done", sig, True)
-    if old is not None and old[el].all():
+    if old is not None:
+        if _selected(old, off, view).all():
+            return
+    elif _whole_tile(tr, view, off):
+        _put(tr, view.base, "masks", key, _FULL)
         return
-    new = np.zeros(int(np.prod(view.base.shape)), dtype=bool) if old is None else old.copy()
-    new[el] = True
+    if old is None:
+        new = np.zeros(math.prod(view.base.shape), dtype=bool)
+    elif tr.frames:   # the old mask stays in the pass's undo entry
+        new = old.copy()
+    else:   # no pass to undo: nothing else holds the old mask
+        new = old
+    reg = _at(new, off, view._ap)
+    if reg is None:
+        new[_elements(view)] = True
+    else:
+        reg[...] = True
     _put(tr, view.base, "masks", key, new)
 
 
@@ -178,14 +244,14 @@ def status(tr, view):
     m = g["masks"].get(key)
     if m is None:
         return "none"
-    el = _elements(view)
-    if el is None or m is UNKNOWN:
+    off = _in_block(view)
+    if type(off) is not int or m is UNKNOWN:
         if tr.symbolic:   # traced per iteration, offsets in loop variables are constants
             _trace.need_retrace()
         raise _trace.NkiError("PSUM tile '%s': whether the region of a matmul accumulating "
                               "into it was written before depends on nl.program_id() (not "
                               "supported by tpbsim)" % view.base.name)
-    hit = m[el]
+    hit = _selected(m, off, view)
     return "all" if hit.all() else "none" if not hit.any() else "part"
 
 
