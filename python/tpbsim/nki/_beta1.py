@@ -594,10 +594,9 @@ def index_key(t, key):
     the axes in the order of the tensor's dims, it is the slice
     c : c + s * size_a : s (a key of slices).  Else the view is the access
     pattern the expressions give (_index_ap)."""
-    from .language import IndexExpr
     out, last = [], -1
     for d, k in enumerate(key):
-        if not isinstance(k, IndexExpr):
+        if not isinstance(k, _trace.IndexExpr):
             out.append(k)
             continue
         if None in k.coef and k.coef[None]:

@@ -136,49 +136,57 @@ def _at(m, off, ap):
     index array); None when some element would be outside m (then indexing
     with _elements keeps NumPy's behaviour: a negative wraps, past the end
     raises)."""
-    lo = hi = off
-    for step, cnt in ap:
-        if type(step) is not int or type(cnt) is not int or cnt <= 0:
-            return None
-        ext = step * (cnt - 1)
-        if ext < 0:
-            lo += ext
-        else:
-            hi += ext
-    if lo < 0 or hi >= m.size:
+    if not _inside(off, ap, m.size):
         return None
     return np.ndarray(tuple(c for _, c in ap), dtype=np.bool_, buffer=m, offset=off,
                       strides=tuple(s for s, _ in ap))
 
 
-# a mask of every element of the tile (a write of the whole of a tile
-# without block dims: an op's fresh result), not made until a part is needed
-_FULL = "full"
-_ALL = np.ones(1, dtype=bool)   # what a region of _FULL holds
+class _Region:
+    """A mask of one region only (off, ap as tuples), the first one written:
+    not made until another region of the block is written or asked about
+    (an op's fresh result tile, a block written whole: most are never)."""
+    __slots__ = ("off", "ap")
+
+    def __init__(self, off, ap):
+        self.off, self.ap = off, ap
+
+    def same(self, off, view):
+        return off == self.off and tuple(map(tuple, view._ap)) == self.ap
+
+    def made(self, size):
+        """The mask as an array (a new one)."""
+        m = np.zeros(size, dtype=bool)
+        _at(m, self.off, self.ap)[...] = True   # inside m: checked when kept
+        return m
+
+
+_ALL = np.ones(1, dtype=bool)   # a region's elements when they are all set
 
 
 def _selected(m, off, view):
-    """The elements of mask m (an array or _FULL) in view's region, an
+    """The elements of mask m (an array or a _Region) in view's region, an
     array to ask .all() / .any() of; as m[_elements(view)] would."""
-    ap = view._ap
-    if m is _FULL:
-        hi = off
-        for step, cnt in ap:
-            hi += max(step * (cnt - 1), 0)
-        if hi < math.prod(view.base.shape):
-            return _ALL   # (negative offsets wrap: still every element set)
-        m = np.ones(math.prod(view.base.shape), dtype=bool)   # past the end: IndexError
-    hit = _at(m, off, ap)
+    if type(m) is _Region:
+        if m.same(off, view):
+            return _ALL
+        m = m.made(math.prod(view.base.shape))
+    hit = _at(m, off, view._ap)
     return m[_elements(view)] if hit is None else hit
 
 
-def _whole_tile(tr, view, off):
-    """Whether view is the whole of its tile, in C order from offset 0."""
-    if off != 0:
-        return False
-    shape = view.base.shape
-    c = tr.shapes.get(shape)
-    return view._ap == (c[1] if c is not None else _trace._c_ap(shape))
+def _inside(off, ap, size):
+    """Whether the region (off, ap) is non-empty and inside 0..size-1."""
+    lo = hi = off
+    for step, cnt in ap:
+        if type(step) is not int or type(cnt) is not int or cnt <= 0:
+            return False
+        ext = step * (cnt - 1)
+        if ext < 0:
+            lo += ext
+        else:
+            hi += ext
+    return lo >= 0 and hi < size
 
 
 def _sig(key, view):
@@ -202,18 +210,23 @@ def mark(tr, view):
         _put(tr, view.base, "masks", key, UNKNOWN)
         return
     _put(tr, view.base, "done", sig, True)
-    if old is not None:
+    size = math.prod(view.base.shape)
+    if old is None:
+        if _inside(off, view._ap, size):
+            ap = sig[2] if sig is not None else tuple(map(tuple, view._ap))
+            _put(tr, view.base, "masks", key, _Region(off, ap))
+            return
+        new = np.zeros(size, dtype=bool)
+    else:
+        own = False   # old made here: no one else holds it
+        if type(old) is _Region:
+            if old.same(off, view):
+                return
+            old, own = old.made(size), True
         if _selected(old, off, view).all():
             return
-    elif _whole_tile(tr, view, off):
-        _put(tr, view.base, "masks", key, _FULL)
-        return
-    if old is None:
-        new = np.zeros(math.prod(view.base.shape), dtype=bool)
-    elif tr.frames:   # the old mask stays in the pass's undo entry
-        new = old.copy()
-    else:   # no pass to undo: nothing else holds the old mask
-        new = old
+        # in a traced-once pass the old mask stays in the pass's undo entry
+        new = old.copy() if tr.frames and not own else old
     reg = _at(new, off, view._ap)
     if reg is None:
         new[_elements(view)] = True
