@@ -801,12 +801,24 @@ def _fresh(tr, value, target):
     return i
 
 
+def _dst_keys(name):
+    return [pre % name + end for pre in ('"dst": "%s', '"dst": {"tensor": "%s')
+            for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
+
+
 def _ever_written(tr, name):
     """Whether an op traced so far (loop bodies included) writes tile
     `name` (its dst names it, plainly or as a raw access pattern)."""
-    keys = [pre % name + end for pre in ('"dst": "%s', '"dst": {"tensor": "%s')
-            for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
+    keys = _dst_keys(name)
     return any(k in op for op in tr.body for k in keys)
+
+
+def written_of(tr, names):
+    """Those of names that _ever_written: the body searched as one text
+    (no key holds the newline joining the ops) instead of once per op and
+    name."""
+    text = "\n".join(tr.body)
+    return [n for n in names if any(k in text for k in _dst_keys(n))]
 
 
 def _retarget(tr, i, value, target, accumulate):

@@ -93,7 +93,7 @@ def _kind(view):
     return kind
 
 
-def same_blocks(tr, view):
+def same_blocks(tr, view, lbt=None):
     """The decision for view's logical block is exact only when the blocks
     of its tile seen before are named the same way: the same loop-variable
     expression (one pass of one loop), or integers against integers.  A
@@ -102,7 +102,7 @@ def same_blocks(tr, view):
     iteration: Retrace (traced per iteration); with a program id: refused."""
     if view._lb is None or not view._lb[0]:
         return
-    lbt, kind = block_key(view), _kind(view)
+    lbt, kind = lbt or block_key(view), _kind(view)
     g = _state(view.base)
     for other, okind in (g["seen"] if kind else g["sym"]).items():
         if other != lbt:
@@ -196,8 +196,8 @@ def _sig(key, view):
 
 def mark(tr, view):
     """Record a write into the region of view (a PSUM tile's)."""
-    same_blocks(tr, view)
     key = block_key(view)
+    same_blocks(tr, view, key)
     g = _state(view.base)
     sig = _sig(key, view)
     if g["whole"] or sig in g["done"]:
@@ -249,9 +249,9 @@ def recorded(base):
 def status(tr, view):
     """Whether view's region was written before: "all", "none" or "part"
     (of its elements)."""
-    same_blocks(tr, view)
-    g = _state(view.base)
     key = block_key(view)
+    same_blocks(tr, view, key)
+    g = _state(view.base)
     if g["whole"] or _sig(key, view) in g["done"]:
         return "all"
     m = g["masks"].get(key)

@@ -412,7 +412,7 @@ class NkiTensor:
                 if len(ap) > _MAX_DIMS:   # size-1 dims address nothing: within the 5
                     ap = drop_unit_dims(ap)
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s%s}' % (
-                    self.base.name, _num(self.offset), json.dumps(ap), dtype_json(self.base))
+                    self.base.name, _num(self.offset), _ap_json(ap), dtype_json(self.base))
         return t
 
     def __len__(self):
@@ -557,6 +557,14 @@ def _slice_text(base, sl):
     while parts and parts[-1] == ":":
         parts.pop()
     return "%s[%s]" % (base.name, ", ".join(parts)) if parts else base.name
+
+
+def _ap_json(ap):
+    """json.dumps(ap): str() gives the same text for a list of [int, int]."""
+    if type(ap) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is int and
+                                type(p[1]) is int for p in ap):
+        return str(ap)
+    return json.dumps(ap)
 
 
 def _check_sym(x, lo, hi):
