@@ -145,18 +145,20 @@ def _at(m, off, ap):
 class _Region:
     """A mask of one region only (off, ap as tuples), the first one written:
     not made until another region of the block is written or asked about
-    (an op's fresh result tile, a block written whole: most are never)."""
-    __slots__ = ("off", "ap")
+    (an op's fresh result tile, a block written whole: most are never).
+    size: the mask's, as the base of that first write makes it (a dtype
+    view of the tile shares its records, in its own element count)."""
+    __slots__ = ("off", "ap", "size")
 
-    def __init__(self, off, ap):
-        self.off, self.ap = off, ap
+    def __init__(self, off, ap, size):
+        self.off, self.ap, self.size = off, ap, size
 
     def same(self, off, view):
         return off == self.off and tuple(map(tuple, view._ap)) == self.ap
 
-    def made(self, size):
+    def made(self):
         """The mask as an array (a new one)."""
-        m = np.zeros(size, dtype=bool)
+        m = np.zeros(self.size, dtype=bool)
         _at(m, self.off, self.ap)[...] = True   # inside m: checked when kept
         return m
 
@@ -170,7 +172,7 @@ def _selected(m, off, view):
     if type(m) is _Region:
         if m.same(off, view):
             return _ALL
-        m = m.made(math.prod(view.base.shape))
+        m = m.made()
     hit = _at(m, off, view._ap)
     return m[_elements(view)] if hit is None else hit
 
@@ -214,7 +216,7 @@ def mark(tr, view):
     if old is None:
         if _inside(off, view._ap, size):
             ap = sig[2] if sig is not None else tuple(map(tuple, view._ap))
-            _put(tr, view.base, "masks", key, _Region(off, ap))
+            _put(tr, view.base, "masks", key, _Region(off, ap, size))
             return
         new = np.zeros(size, dtype=bool)
     else:
@@ -222,7 +224,7 @@ def mark(tr, view):
         if type(old) is _Region:
             if old.same(off, view):
                 return
-            old, own = old.made(size), True
+            old, own = old.made(), True
         if _selected(old, off, view).all():
             return
         # in a traced-once pass the old mask stays in the pass's undo entry

@@ -2,7 +2,7 @@
 axis, nl.mgrid (dense), their integer-affine combinations, and the
 comparisons of them that mask= takes (docs/python.md "Index
 expressions", "mask= on nl functions")."""
-import inspect
+import types
 import warnings
 
 import numpy as np
@@ -17,7 +17,7 @@ def no_loop_iterator(t, key):
     them): NKI documents them as loop iterators (an alias of Python's
     range) and gives no meaning to indexing with one, so this raises."""
     for k in key if type(key) is tuple else (key,):
-        if inspect.isgenerator(k):
+        if isinstance(k, types.GeneratorType):   # inspect.isgenerator, without the call
             raise NkiError("'%s'[...]: an index is a generator, such as nl.affine_range(n) / "
                            "nl.sequential_range(n) return: those are loop iterators (`for i in "
                            "nl.affine_range(n)`), not indices; index with slices (a[0:n, 0:m]) "
@@ -36,13 +36,12 @@ class IndexExpr:
     indexing ([:, None] = the partition axis, [None, :] = free axis 1, ...),
     and integer-affine combinations of such.  Comparing two gives an
     IndexPredicate; `&` of predicates an IndexMask (mask= only)."""
-    __slots__ = ("c", "coef", "ndim", "sizes", "_vk")
+    __slots__ = ("c", "coef", "ndim", "sizes")
     _nki_index = True   # NkiTensor indexing maps it to a slice (_beta1.index_key)
 
     def __init__(self, c=0, coef=None, ndim=None, sizes=None):
         # sizes: per axis the nl.arange size placed on it (-1: two differ)
         self.c, self.coef, self.ndim, self.sizes = c, dict(coef or {}), ndim, sizes or {}
-        self._vk = False   # view_key(), once made (the fields are never changed)
 
     def __getitem__(self, key):
         if self.coef != {None: 1} or self.c:
@@ -53,22 +52,6 @@ class IndexExpr:
             raise NkiError("index: place nl.arange(n) with one ':' and Nones, e.g. [:, None], "
                            "got %r" % (key,))
         return IndexExpr(0, {axes[0]: 1}, len(key), {axes[0]: self.sizes[None]})
-
-    def view_key(self):
-        """A hashable form for NkiTensor's view cache (_trace._view_key): the
-        fields as they are (the axis order of coef kept: index_key reads it),
-        or None when the offset or a coefficient is no plain int (a loop
-        variable or program id: its checks depend on the trace)."""
-        k = self._vk
-        if k is False:
-            c, coef, sizes = self.c, self.coef, self.sizes
-            if type(c) is not int or not all(type(v) is int for v in coef.values()) or not all(
-                    type(v) is int for v in sizes.values()):
-                k = None
-            else:
-                k = (IndexExpr, c, tuple(coef.items()), self.ndim, tuple(sizes.items()))
-            self._vk = k
-        return k
 
     def shape(self):
         """The tile shape the expression spans (axes without an index are

@@ -153,7 +153,6 @@ class NkiTensor:
     def __getitem__(self, key):
         ck = _view_key(key)
         if ck is None:
-            from ._index import IndexMask, IndexPredicate, no_loop_iterator
             if isinstance(key, (IndexPredicate, IndexMask)):   # not in NKI's documented API
                 raise NkiError("'%s'[<predicate>]: indexing a tile with a predicate "
                                "(t[i < n]) is not supported by tpbsim: give the op that reads "
@@ -164,13 +163,6 @@ class NkiTensor:
         if views is None:
             views = self._views = {}
         v = views.get(ck)
-        if ck[0]:   # index expressions: a new view each time, as made uncached
-            if v is None:
-                v = self._index(key)
-                if type(v) is NkiTensor and self.base.kind != "split":
-                    views[ck] = _copy(v)
-                return v
-            return _copy(v)
         if v is None:
             v = views[ck] = self._index(key)   # only a valid index is kept
         return v
@@ -221,7 +213,7 @@ class NkiTensor:
             # nl.arange / nl.mgrid indices
             pd = self._pd
             if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
-                return self[key[:pd]][key[pd:]]   # t[k, i.p, i.x]
+                return self[key[:pd]]._index(key[pd:])   # t[k, i.p, i.x]: t[k] cached
             if pd:
                 raise NkiError("'%s': nl.arange / nl.mgrid indices on its block dims are "
                                "not supported by tpbsim (index the blocks with integers or "
@@ -505,15 +497,12 @@ def _fold_free(a, b):
 
 
 def _view_key(key):
-    """A hashable form of an index made of ints, int slices and index
-    expressions of ints (IndexExpr.view_key), None when it holds anything
-    else (program ids, loop variables, nl.ds, tensors, ...).  Its first item
-    tells whether it holds an index expression: the view of such an index
-    is copied, never handed out twice (a temporary view of a fresh op result
-    must stay one: _beta1._fresh counts its references)."""
+    """A hashable form of an index made of ints and int slices (None when
+    it holds anything else: program ids, nl.ds, tensors, index expressions,
+    ...)."""
     if type(key) is not tuple:
         key = (key,)
-    out = [False]
+    out = []
     for k in key:
         tk = type(k)
         if tk is int:
@@ -524,23 +513,9 @@ def _view_key(key):
                     (c is None or type(c) is int)):
                 return None
             out.append((a, b, c))
-        elif tk is IndexExpr:
-            e = k.view_key()
-            if e is None:
-                return None
-            out[0] = True
-            out.append(e)
         else:
             return None
     return tuple(out)
-
-
-def _copy(v):
-    """A new NkiTensor equal to view v (its own view cache)."""
-    c = NkiTensor.__new__(NkiTensor)
-    c.base, c.offset, c._ap, c._txt, c._sl, c._gt = v.base, v.offset, v._ap, v._txt, v._sl, v._gt
-    c._views, c._pd, c._lb, c._oob, c._ind = None, v._pd, v._lb, v._oob, v._ind
-    return c
 
 
 def _slice_text(base, sl):
@@ -968,7 +943,8 @@ class Trace:
 from . import _views  # noqa: E402  (it needs NkiTensor defined)
 from . import _runindex  # noqa: E402  (run-time indices: t[:, q])
 _views.install(NkiTensor)
-from ._index import IndexExpr  # noqa: E402  (_index imports this module)
+from ._index import (IndexExpr, IndexMask, IndexPredicate,  # noqa: E402  (_index imports
+                     no_loop_iterator)                       # this module)
 from . import _beta1  # noqa: E402  (beta-1 indexing and assignment; it imports this module)
 # per-program tracing (_programs.py; class defaults, set per trace by it):
 # pid the program traced alone (None: all, nl.program_id() a symbol),
