@@ -62,8 +62,8 @@ class _Traced(tuple):
 
     def __new__(cls, text, outs, arrays, many, tr):
         t = tuple.__new__(cls, (text, outs, arrays, many))
-        from ._beta1 import _ever_written
-        t.written = [b.name for b in tr.inputs if _ever_written(tr, b.name)]
+        from ._beta1 import written_of
+        t.written = written_of(tr, [b.name for b in tr.inputs])
         t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
         t.indirect = tr.indirect
         return t

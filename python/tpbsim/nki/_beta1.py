@@ -203,6 +203,34 @@ def _bind(sig, a, k):
         return None, str(e)
 
 
+def _binder(sig):
+    """fn(a, k) -> (the arguments of sig.bind(*a, **k) after apply_defaults(),
+    a new dict in parameter order, None), or (None, bind's TypeError
+    message).  Without *args / **kwargs in sig, whether a call binds and
+    where each parameter comes from (a position, a keyword, its default)
+    depend only on the argument count and the keyword names: that plan is
+    made once per (count, names) by sig.bind itself (per op call,
+    inspect's bind was a tenth of a beta-1 kernel's trace)."""
+    params = list(sig.parameters.values())
+    plain = all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+    plans = {}
+
+    def bind(a, k):
+        plan = plans.get((len(a), tuple(k))) if plain else None
+        if plan is None:
+            b, e = _bind(sig, a, k)
+            if b is None:
+                return None, e
+            b.apply_defaults()
+            if not plain:
+                return dict(b.arguments), None
+            plan = plans[(len(a), tuple(k))] = [
+                (p.name, i if i < len(a) else None, p.default) for i, p in enumerate(params)]
+        return {name: a[i] if i is not None else k[name] if name in k else d
+                for name, i, d in plan}, None
+    return bind
+
+
 def _tensors_at(sig2, names):
     """fn(a, k): whether the parameters names of sig2 are tensors in the
     call (positional or keyword)."""
@@ -227,6 +255,7 @@ def _dual(name, fn2, result, own=None):
 
     binds2 = {}   # whether a call binds to sig2 depends only on its argument count
     #               and keyword names: cached per (count, names)
+    bind1 = _binder(sig1)
     tensors2 = _tensors_at(sig2, _TENSOR_PARAMS[name]) if name in _TENSOR_PARAMS else None
 
     @functools.wraps(fn2)
@@ -240,18 +269,19 @@ def _dual(name, fn2, result, own=None):
                 ok = binds2[key] = _bind(sig2, a, k)[0] is not None
             if ok and (tensors2 is None or tensors2(a, k)):   # dst is a[0], a tensor
                 return _with_dst(name, fn2, sig2, a, k)
-        e2 = _bind(sig2, a, k)[1]
-        b1, e1 = _bind(sig1, a, k)
+        if own is not None:
+            b1, e1 = _bind(sig1, a, k)
+        else:
+            args, e1 = bind1(a, k)
         _trace.beta1_form()
-        if b1 is None:
+        if e1 is not None:
+            e2 = _bind(sig2, a, k)[1]
             raise NkiError("%s: nisa.%s: the arguments bind to neither the beta-2 signature "
                            "%s (%s) nor the beta-1 form %s (%s)" % (
                                _trace.caller_loc(), name, sig2, e2 or "dst is not a tensor",
                                sig1, e1))
         if own is not None:
             return own(fn2, *b1.args, **b1.kwargs)
-        b1.apply_defaults()
-        args = dict(b1.arguments)
         dtype = args.pop("dtype")
         mask = args.pop("mask") if "mask" not in sig2.parameters else None
         mask, off = whole_mask(mask)
@@ -564,10 +594,9 @@ def index_key(t, key):
     the axes in the order of the tensor's dims, it is the slice
     c : c + s * size_a : s (a key of slices).  Else the view is the access
     pattern the expressions give (_index_ap)."""
-    from .language import IndexExpr
     out, last = [], -1
     for d, k in enumerate(key):
-        if not isinstance(k, IndexExpr):
+        if not isinstance(k, _trace.IndexExpr):
             out.append(k)
             continue
         if None in k.coef and k.coef[None]:
@@ -772,12 +801,24 @@ def _fresh(tr, value, target):
     return i
 
 
+def _dst_keys(name):
+    return [pre % name + end for pre in ('"dst": "%s', '"dst": {"tensor": "%s')
+            for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
+
+
 def _ever_written(tr, name):
     """Whether an op traced so far (loop bodies included) writes tile
     `name` (its dst names it, plainly or as a raw access pattern)."""
-    keys = [pre % name + end for pre in ('"dst": "%s', '"dst": {"tensor": "%s')
-            for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
+    keys = _dst_keys(name)
     return any(k in op for op in tr.body for k in keys)
+
+
+def written_of(tr, names):
+    """Those of names that _ever_written: the body searched as one text
+    (no key holds the newline joining the ops) instead of once per op and
+    name."""
+    text = "\n".join(tr.body)
+    return [n for n in names if any(k in text for k in _dst_keys(n))]
 
 
 def _retarget(tr, i, value, target, accumulate):

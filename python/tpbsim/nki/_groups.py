@@ -17,6 +17,8 @@ before ("all"), not ("none") or partly ("part": refused).  The records of
 one pass over a traced-once loop body are undone before the next
 (Trace.undo_pass calls restore()); block_loops() gives the traced-once
 loops a logical block repeats over."""
+import math
+
 import numpy as np
 
 from . import _trace
@@ -91,7 +93,7 @@ def _kind(view):
     return kind
 
 
-def same_blocks(tr, view):
+def same_blocks(tr, view, lbt=None):
     """The decision for view's logical block is exact only when the blocks
     of its tile seen before are named the same way: the same loop-variable
     expression (one pass of one loop), or integers against integers.  A
@@ -100,7 +102,7 @@ def same_blocks(tr, view):
     iteration: Retrace (traced per iteration); with a program id: refused."""
     if view._lb is None or not view._lb[0]:
         return
-    lbt, kind = block_key(view), _kind(view)
+    lbt, kind = lbt or block_key(view), _kind(view)
     g = _state(view.base)
     for other, okind in (g["seen"] if kind else g["sym"]).items():
         if other != lbt:
@@ -128,6 +130,67 @@ def _elements(view):
     return idx.ravel()
 
 
+def _at(m, off, ap):
+    """The elements of the flat mask m at offset off and pattern ap, as a
+    strided view of m (what m[_elements(view)] selects, without building the
+    index array); None when some element would be outside m (then indexing
+    with _elements keeps NumPy's behaviour: a negative wraps, past the end
+    raises)."""
+    if not _inside(off, ap, m.size):
+        return None
+    return np.ndarray(tuple(c for _, c in ap), dtype=np.bool_, buffer=m, offset=off,
+                      strides=tuple(s for s, _ in ap))
+
+
+class _Region:
+    """A mask of one region only (off, ap as tuples), the first one written:
+    not made until another region of the block is written or asked about
+    (an op's fresh result tile, a block written whole: most are never).
+    size: the mask's, as the base of that first write makes it (a dtype
+    view of the tile shares its records, in its own element count)."""
+    __slots__ = ("off", "ap", "size")
+
+    def __init__(self, off, ap, size):
+        self.off, self.ap, self.size = off, ap, size
+
+    def same(self, off, view):
+        return off == self.off and tuple(map(tuple, view._ap)) == self.ap
+
+    def made(self):
+        """The mask as an array (a new one)."""
+        m = np.zeros(self.size, dtype=bool)
+        _at(m, self.off, self.ap)[...] = True   # inside m: checked when kept
+        return m
+
+
+_ALL = np.ones(1, dtype=bool)   # a region's elements when they are all set
+
+
+def _selected(m, off, view):
+    """The elements of mask m (an array or a _Region) in view's region, an
+    array to ask .all() / .any() of; as m[_elements(view)] would."""
+    if type(m) is _Region:
+        if m.same(off, view):
+            return _ALL
+        m = m.made()
+    hit = _at(m, off, view._ap)
+    return m[_elements(view)] if hit is None else hit
+
+
+def _inside(off, ap, size):
+    """Whether the region (off, ap) is non-empty and inside 0..size-1."""
+    lo = hi = off
+    for step, cnt in ap:
+        if type(step) is not int or type(cnt) is not int or cnt <= 0:
+            return False
+        ext = step * (cnt - 1)
+        if ext < 0:
+            lo += ext
+        else:
+            hi += ext
+    return lo >= 0 and hi < size
+
+
 def _sig(key, view):
     """A region's key in the "done" shortcut (None for a symbolic offset)."""
     return (key, view.offset, tuple(map(tuple, view._ap))) if type(view.offset) is int else None
@@ -135,8 +198,8 @@ def _sig(key, view):
 
 def mark(tr, view):
     """Record a write into the region of view (a PSUM tile's)."""
-    same_blocks(tr, view)
     key = block_key(view)
+    same_blocks(tr, view, key)
     g = _state(view.base)
     sig = _sig(key, view)
     if g["whole"] or sig in g["done"]:
@@ -144,15 +207,33 @@ def mark(tr, view):
     old = g["masks"].get(key)
     if old is UNKNOWN:
         return
-    el = _elements(view)
-    if el is None:   # a region moving with a loop or program id: decided later
+    off = _in_block(view)
+    if type(off) is not int:   # a region moving with a loop or program id: decided later
         _put(tr, view.base, "masks", key, UNKNOWN)
         return
     _put(tr, view.base, "done", sig, True)
-    if old is not None and old[el].all():
-        return
-    new = np.zeros(int(np.prod(view.base.shape)), dtype=bool) if old is None else old.copy()
-    new[el] = True
+    size = math.prod(view.base.shape)
+    if old is None:
+        if _inside(off, view._ap, size):
+            ap = sig[2] if sig is not None else tuple(map(tuple, view._ap))
+            _put(tr, view.base, "masks", key, _Region(off, ap, size))
+            return
+        new = np.zeros(size, dtype=bool)
+    else:
+        own = False   # old made here: no one else holds it
+        if type(old) is _Region:
+            if old.same(off, view):
+                return
+            old, own = old.made(), True
+        if _selected(old, off, view).all():
+            return
+        # in a traced-once pass the old mask stays in the pass's undo entry
+        new = old.copy() if tr.frames and not own else old
+    reg = _at(new, off, view._ap)
+    if reg is None:
+        new[_elements(view)] = True
+    else:
+        reg[...] = True
     _put(tr, view.base, "masks", key, new)
 
 
@@ -170,22 +251,22 @@ def recorded(base):
 def status(tr, view):
     """Whether view's region was written before: "all", "none" or "part"
     (of its elements)."""
-    same_blocks(tr, view)
-    g = _state(view.base)
     key = block_key(view)
+    same_blocks(tr, view, key)
+    g = _state(view.base)
     if g["whole"] or _sig(key, view) in g["done"]:
         return "all"
     m = g["masks"].get(key)
     if m is None:
         return "none"
-    el = _elements(view)
-    if el is None or m is UNKNOWN:
+    off = _in_block(view)
+    if type(off) is not int or m is UNKNOWN:
         if tr.symbolic:   # traced per iteration, offsets in loop variables are constants
             _trace.need_retrace()
         raise _trace.NkiError("PSUM tile '%s': whether the region of a matmul accumulating "
                               "into it was written before depends on nl.program_id() (not "
                               "supported by tpbsim)" % view.base.name)
-    hit = m[el]
+    hit = _selected(m, off, view)
     return "all" if hit.all() else "none" if not hit.any() else "part"
 
 

@@ -2,7 +2,7 @@
 axis, nl.mgrid (dense), their integer-affine combinations, and the
 comparisons of them that mask= takes (docs/python.md "Index
 expressions", "mask= on nl functions")."""
-import inspect
+import types
 import warnings
 
 import numpy as np
@@ -17,7 +17,7 @@ def no_loop_iterator(t, key):
     them): NKI documents them as loop iterators (an alias of Python's
     range) and gives no meaning to indexing with one, so this raises."""
     for k in key if type(key) is tuple else (key,):
-        if inspect.isgenerator(k):
+        if isinstance(k, types.GeneratorType):   # inspect.isgenerator, without the call
             raise NkiError("'%s'[...]: an index is a generator, such as nl.affine_range(n) / "
                            "nl.sequential_range(n) return: those are loop iterators (`for i in "
                            "nl.affine_range(n)`), not indices; index with slices (a[0:n, 0:m]) "

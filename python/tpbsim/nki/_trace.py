@@ -153,7 +153,6 @@ class NkiTensor:
     def __getitem__(self, key):
         ck = _view_key(key)
         if ck is None:
-            from ._index import IndexMask, IndexPredicate, no_loop_iterator
             if isinstance(key, (IndexPredicate, IndexMask)):   # not in NKI's documented API
                 raise NkiError("'%s'[<predicate>]: indexing a tile with a predicate "
                                "(t[i < n]) is not supported by tpbsim: give the op that reads "
@@ -174,44 +173,59 @@ class NkiTensor:
         if self._ind is not None:
             from . import _indirect
             return _indirect.indirect_part(self, key)
-        if (not self._pd and len(key) > 2 and type(key[-2]) is NkiTensor and
-                all(type(k) in (int, Lin) for k in key[:-2])):
-            from . import _indirect   # data[b, idx_tile, cols]
-            return _indirect.tile_index_nd(self, key)
-        if (not self._pd and not self._onchip() and type(key[-1]) is NkiTensor and
-                len(key) in (len(self.shape), len(self.shape) - 1) and
-                int(np.prod(key[-1].shape)) > 1 and all(type(k) in (int, Lin) for k in key[:-1])):
-            # a[i, ..., idx_tile] (biquando's quantum simulator): on the last dim,
-            # one element per index row -- the gather a[i, ..., idx_tile, 0:1] of
-            # the view with a trailing size-1 dim; on the one before, the gather
-            # a[i, ..., idx_tile, :] of whole rows
-            if len(key) == len(self.shape) - 1:
-                return self[key + (slice(None),)]
-            return self.reshape(tuple(self.shape) + (1,))[key + (slice(0, 1),)]
-        if any(_runindex.tensor_key(k) for k in key):
-            v = _runindex.index(self, key)   # m_buffer[:, q]: q read at run time
-            if v is not None:
-                return v
+        # the common keys (ints, loop variables, slices, index expressions)
+        # skip the checks for tensor indices and Ellipsis
+        plain, expr = bool(key), False
+        for k in key:
+            tk = type(k)
+            if tk is int or tk is Lin:
+                continue
+            if tk is slice and not isinstance(k.start, NkiTensor):
+                continue
+            if tk is IndexExpr:
+                expr = True
+                continue
+            plain = False
+            break
+        if not plain:
+            if (not self._pd and len(key) > 2 and type(key[-2]) is NkiTensor and
+                    all(type(k) in (int, Lin) for k in key[:-2])):
+                from . import _indirect   # data[b, idx_tile, cols]
+                return _indirect.tile_index_nd(self, key)
+            if (not self._pd and not self._onchip() and type(key[-1]) is NkiTensor and
+                    len(key) in (len(self.shape), len(self.shape) - 1) and
+                    int(np.prod(key[-1].shape)) > 1 and
+                    all(type(k) in (int, Lin) for k in key[:-1])):
+                # a[i, ..., idx_tile] (biquando's quantum simulator): on the last dim,
+                # one element per index row -- the gather a[i, ..., idx_tile, 0:1] of
+                # the view with a trailing size-1 dim; on the one before, the gather
+                # a[i, ..., idx_tile, :] of whole rows
+                if len(key) == len(self.shape) - 1:
+                    return self[key + (slice(None),)]
+                return self.reshape(tuple(self.shape) + (1,))[key + (slice(0, 1),)]
+            if any(_runindex.tensor_key(k) for k in key):
+                v = _runindex.index(self, key)   # m_buffer[:, q]: q read at run time
+                if v is not None:
+                    return v
         if self.base.kind == "split":   # one tile per logical block (_alloc.py)
             return _alloc.split_index(self, key)
-        if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
+        if expr if plain else any(hasattr(k, "_nki_index") for k in key):
+            # nl.arange / nl.mgrid indices
             pd = self._pd
             if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
-                return self._index(key[:pd])._index(key[pd:])   # t[k, i.p, i.x]
+                return self[key[:pd]]._index(key[pd:])   # t[k, i.p, i.x]: t[k] cached
             if pd:
                 raise NkiError("'%s': nl.arange / nl.mgrid indices on its block dims are "
                                "not supported by tpbsim (index the blocks with integers or "
                                "loop variables)" % self.base.name)
-            from . import _beta1
             key = _beta1.index_key(self, key)
             if isinstance(key, NkiTensor):   # not slices: an access pattern
                 key._lb = self._lb   # still inside the same logical block
                 return key
-        if any(k is Ellipsis for k in key):
+        if not plain and any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
         if len(key) == 2 == len(self._ap) + 1 and self._onchip() and not self._pd:
-            from . import _beta1
             v = _beta1.column_of_column(self, key)
             if v is not None:
                 return v
@@ -226,6 +240,7 @@ class NkiTensor:
         last = None   # on chip: (step, base dim, slice) of the last free dim an int dropped
         rot = self.base.rot
         lb = self._lb or ((), 0) if pd else self._lb
+        onchip = self.base.kind == "tile"
         if sl is not None:
             sl = list(sl)
             kept = [i for i, e in enumerate(sl) if isinstance(e, list)]
@@ -243,8 +258,13 @@ class NkiTensor:
             if isinstance(k, slice):
                 if rot is not None and d < pd:
                     _alloc.no_block_slice(self, d, k, kept)
-                s0, s1, st = (int(x) if isinstance(x, np.integer) else x
-                              for x in (k.start, k.stop, k.step))
+                s0, s1, st = k.start, k.stop, k.step
+                if not (type(s0) is int or s0 is None) and isinstance(s0, np.integer):
+                    s0 = int(s0)
+                if not (type(s1) is int or s1 is None) and isinstance(s1, np.integer):
+                    s1 = int(s1)
+                if st is not None and isinstance(st, np.integer):
+                    st = int(st)
                 st = 1 if st is None else st
                 if not isinstance(st, int) or st <= 0:
                     raise NkiError("dimension %d of '%s': step %r (positive integers only)" %
@@ -297,13 +317,13 @@ class NkiTensor:
                         k = _alloc.physical(self, k, kept[d])
                     lb = (lb[0], lb[1] + k * step)
                 off = off + k * step
-                keep = d == pd and self._onchip()
+                keep = d == pd and onchip
                 if keep:
                     ap.append([step, 1])   # the partition dim is never dropped
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
-                if d > pd and self._onchip():   # a free dim dropped
+                if d > pd and onchip:   # a free dim dropped
                     last = (step, kept[d], [b0 + k * bst, bst, 1]) if sl is not None else \
                         (step, None, None)
         if last is not None and len(ap) < 2:
@@ -384,7 +404,7 @@ class NkiTensor:
                 if len(ap) > _MAX_DIMS:   # size-1 dims address nothing: within the 5
                     ap = drop_unit_dims(ap)
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s%s}' % (
-                    self.base.name, _num(self.offset), json.dumps(ap), dtype_json(self.base))
+                    self.base.name, _num(self.offset), _ap_json(ap), dtype_json(self.base))
         return t
 
     def __len__(self):
@@ -392,7 +412,6 @@ class NkiTensor:
 
     def __setitem__(self, key, value):
         """NKI beta-1 `t[idx] = value` (docs/python.md "Beta-1 call forms")."""
-        from . import _beta1
         beta1_form()
         _beta1.assign(self[key], value)
 
@@ -403,7 +422,6 @@ class NkiTensor:
 
     def __iadd__(self, value):
         """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
-        from . import _beta1
         beta1_form()
         return _beta1.iadd(self, value)
 
@@ -480,7 +498,8 @@ def _fold_free(a, b):
 
 def _view_key(key):
     """A hashable form of an index made of ints and int slices (None when
-    it holds anything else: program ids, nl.ds, tensors, ...)."""
+    it holds anything else: program ids, nl.ds, tensors, index expressions,
+    ...)."""
     if type(key) is not tuple:
         key = (key,)
     out = []
@@ -513,6 +532,14 @@ def _slice_text(base, sl):
     while parts and parts[-1] == ":":
         parts.pop()
     return "%s[%s]" % (base.name, ", ".join(parts)) if parts else base.name
+
+
+def _ap_json(ap):
+    """json.dumps(ap): str() gives the same text for a list of [int, int]."""
+    if type(ap) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is int and
+                                type(p[1]) is int for p in ap):
+        return str(ap)
+    return json.dumps(ap)
 
 
 def _check_sym(x, lo, hi):
@@ -916,6 +943,9 @@ class Trace:
 from . import _views  # noqa: E402  (it needs NkiTensor defined)
 from . import _runindex  # noqa: E402  (run-time indices: t[:, q])
 _views.install(NkiTensor)
+from ._index import (IndexExpr, IndexMask, IndexPredicate,  # noqa: E402  (_index imports
+                     no_loop_iterator)                       # this module)
+from . import _beta1  # noqa: E402  (beta-1 indexing and assignment; it imports this module)
 # per-program tracing (_programs.py; class defaults, set per trace by it):
 # pid the program traced alone (None: all, nl.program_id() a symbol),
 # hbm_plan program 0's HBM tensors, used_pid whether program_id gave a symbol
