@@ -775,9 +775,9 @@ int spill_fast(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
         }
         why[0] = 0;
         int v = -1;
-        if (st->victims >= SPILL_MAX_ROUNDS)
+        if (st->victims >= SPILL_FAST_MAX_VICTIMS)
             snprintf(why, sizeof why, "it still did not fit (spilling stops at %d rounds)",
-                     SPILL_MAX_ROUNDS);
+                     SPILL_FAST_MAX_VICTIMS);
         else
             v = choose(&e, f, why, sizeof why);
         if (v == -3)

@@ -12,9 +12,13 @@
 
 #include "spill.h"
 
-/* Rounds before giving up: the compile places the kernel (or resumes the
- * placement) once per victim. */
+/* Rounds before giving up: the round-by-round spiller places the whole
+ * kernel once per victim. */
 #define SPILL_MAX_ROUNDS 20000
+/* Victims before the resumed placement (spill_fast.c) gives up: O(log) work
+ * per victim there, so the bound only caps the spilled kernel's growth (two
+ * ops per victim: 200 000 victims add ~120 MB of ops). */
+#define SPILL_FAST_MAX_VICTIMS 200000
 
 /* BODY for every operand of op naming a tensor: T its tensor, W whether
  * the operand is written (dst, dst2). */
