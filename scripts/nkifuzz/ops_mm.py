@@ -12,7 +12,8 @@ import numpy as np
 import tpbsim.nki.language as nl
 
 from .gen import Prog
-from .numerics import EPS, F32, as64, st, ulp
+from .numerics import F32, as64
+from .ops_pe import check_psum_sum
 
 FP8 = {"float8_e4m3": nl.float8_e4m3, "float8_e5m2": nl.float8_e5m2}
 NARROW = ["float8_e4m3", "float8_e5m2", "bfloat16", "float16"]
@@ -87,26 +88,9 @@ def _matmul(p):
     for i, (extra, a, b, _) in enumerate(ks):
         acc = ", accumulate=%s" % (i > 0) if explicit else ""
         p.emit("nisa.nc_matmul(dst=%s, stationary=%s, moving=%s%s%s)" % (ps.name, a.name, b.name, extra, acc))
-    outdt = p.choice(["float32", "float32", "bfloat16"])
-    t = p.new_tile((M, N), outdt)
-    p.ndarray(t)
-    p.emit("nisa.tensor_copy(dst=%s, src=%s)" % (t.name, ps.name))
-
-    def model(env):
-        e, bound = 0, 0
-        for _, a, b, _m in ks:
-            A, B = a.get(env), b.get(env)
-            K = int(np.prod(A.shape[:-1]))
-            A, B = A.reshape(K, M), B.reshape(K, N)
-            e = e + A.T @ B
-            bound = bound + np.abs(A).T @ np.abs(B) * (K + 2) * EPS["float32"]
-        e = st(e, outdt)
-        big = bound / (EPS["float32"] * 3) > float(np.finfo(np.float32).max)
-        with np.errstate(invalid="ignore"):
-            e = np.where(np.isfinite(e) & ~big, e, t.get(env))
-        return e, "abs", bound * (1 + EPS.get(outdt, 0)) + ulp(e, outdt) + 1e-30
     desc = ",".join("%s:%s%s/%s%s" % (m, a.dtype, a.shape, b.dtype, b.shape) for _, a, b, m in ks)
-    p.check("nc_matmul[%s M%d N%d %s ->%s]" % ("acc" if explicit else "auto", M, N, desc, outdt), t, model)
+    check_psum_sum(p, ps, M, N, [(a, b) for _, a, b, _m in ks], lambda outdt: "nc_matmul[%s M%d N%d %s ->%s]" % (
+        "acc" if explicit else "auto", M, N, desc, outdt))
 
 
 def _transpose(p):

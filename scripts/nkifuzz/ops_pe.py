@@ -64,6 +64,16 @@ def matmul(p):
         ks = [(a, b)]
     else:
         ks = _matmul_ktiles(p, ps, M, N, dtype)
+    check_psum_sum(p, ps, M, N, ks, lambda outdt: "matmul[%s k=%s M%d N%d %s->%s]" % (
+        how, [a.shape[0] for a, _ in ks], M, N, dtype, outdt))
+
+
+def check_psum_sum(p, ps, M, N, ks, label):
+    """Copy PSUM tile ps [M, N] out to a new tile (float32 or bfloat16) and
+    check it against the sum of a.T @ b over ks, (a, b) pairs of [K.., M] /
+    [K.., N] operands (leading dims flattened into K): fp32 accumulation in
+    an undocumented order, (K+2)*eps32*sum|a||b| per k-tile.  label(outdt)
+    names the check."""
     outdt = p.choice(["float32", "float32", "bfloat16"])
     t = p.new_tile((M, N), outdt)
     p.ndarray(t)
@@ -73,17 +83,19 @@ def matmul(p):
         e, bound = 0, 0
         for a, b in ks:
             A, B = a.get(env), b.get(env)
+            K = int(np.prod(A.shape[:-1]))
+            A, B = A.reshape(K, M), B.reshape(K, N)
             e = e + A.T @ B
-            bound = bound + np.abs(A).T @ np.abs(B) * (A.shape[0] + 2) * EPS["float32"]
-        e = st(e, t.dtype)
+            bound = bound + np.abs(A).T @ np.abs(B) * (K + 2) * EPS["float32"]
+        e = st(e, outdt)
         # an inf operand (a reused tile), or partial sums that may pass
         # fp32's range, make inf or NaN by the summation order, which NKI
         # does not document: those elements are not checked
         big = bound / (EPS["float32"] * 3) > float(np.finfo(np.float32).max)
         with np.errstate(invalid="ignore"):
             e = np.where(np.isfinite(e) & ~big, e, t.get(env))
-        return e, "abs", bound * (1 + EPS.get(t.dtype, 0)) + ulp(e, t.dtype) + 1e-30
-    p.check("matmul[%s k=%s M%d N%d %s->%s]" % (how, [a.shape[0] for a, _ in ks], M, N, dtype, outdt), t, model)
+        return e, "abs", bound * (1 + EPS.get(outdt, 0)) + ulp(e, outdt) + 1e-30
+    p.check(label(outdt), t, model)
 
 
 def _iota(p):
