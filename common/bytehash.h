@@ -1,5 +1,6 @@
 /* bytehash.h - one 64-bit hash over a byte range, for the encoder's encode
- * cache and the simulator's instruction classes.  Not cryptographic: both
+ * cache and the simulator's instruction classes, and one 32-bit string hash
+ * for the name indexes.  Not cryptographic: both
  * users compare the full keys on a hash match. */
 #ifndef TPB_BYTEHASH_H
 #define TPB_BYTEHASH_H
@@ -28,6 +29,16 @@ static inline uint64_t tpb_hash_bytes(uint64_t h, const void *p, size_t n)
     }
     for (; i < n; i++)
         h = tpb_hash_word(h, b[i]);
+    return h;
+}
+
+/* FNV-1a over a NUL-terminated string: the name indexes' hash (the
+ * builder's tensor names, the linker's memory locations). */
+static inline uint32_t tpb_hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
     return h;
 }
 

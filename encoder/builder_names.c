@@ -2,6 +2,7 @@
  * base name (its newest live tensor and instance count) found through an
  * open-addressing hash; split from builder.c. */
 #include "builder.h"
+#include "bytehash.h"
 #include "hugepage.h"
 #include "strutil.h"
 
@@ -9,14 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;          /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 /* Entry index of a base name of hash h, or -1. */
 static int name_find(const enc_builder_t *b, const char *name, uint32_t h)
@@ -35,7 +28,7 @@ static int name_find(const enc_builder_t *b, const char *name, uint32_t h)
 
 static int name_lookup(const enc_builder_t *b, const char *name)
 {
-    return name_find(b, name, name_hash(name));
+    return name_find(b, name, tpb_hash_str(name));
 }
 
 /* Entry e of hash h into a set of cap slots. */
@@ -57,7 +50,7 @@ static int rehash(enc_builder_t *b, int nc)
     for (int i = 0; i < nc; i++)
         h[i] = -1;
     for (int i = 0; i < b->nnames; i++)
-        hash_put(h, nc, name_hash(b->names[i].name), i);
+        hash_put(h, nc, tpb_hash_str(b->names[i].name), i);
     free(b->hash);
     b->hash = h;
     b->cap_hash = nc;
@@ -89,7 +82,7 @@ void enc_reserve_names(enc_builder_t *b, int64_t more)
 /* Entry for a base name, created when new; -1 on out-of-memory. */
 int enc_name_entry(enc_builder_t *b, const char *name)
 {
-    uint32_t h = name_hash(name);
+    uint32_t h = tpb_hash_str(name);
     int e = name_find(b, name, h);
     if (e >= 0)
         return e;

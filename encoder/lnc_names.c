@@ -6,18 +6,11 @@
  * at seq 8192: 3.3 s of its 4.9 s).  The index answers what lnc_find_mloc
  * answers -- the first location of that name -- in O(1). */
 #include "lnc.h"
+#include "bytehash.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 void lnc_names_free(lnc_names_t *x)
 {
@@ -29,7 +22,7 @@ void lnc_names_free(lnc_names_t *x)
 static uint32_t probe(const lnc_names_t *x, const lnc_module_t *m, const char *name)
 {
     uint32_t mask = x->cap - 1;
-    uint32_t i = name_hash(name) & mask;
+    uint32_t i = tpb_hash_str(name) & mask;
     while (x->slot[i] >= 0 && strcmp(m->mlocs[x->slot[i]].name, name))
         i = (i + 1) & mask;
     return i;
