@@ -122,7 +122,7 @@ void spill_shape(const tir_tensor_t *v, int64_t *p, int64_t *fr)
 }
 
 /* (row-major, from 0: the common full-tile write, known without a walk) */
-bool spill_dense_full(const tir_ap_t *ap, uint64_t elems)
+static bool dense_full(const tir_ap_t *ap, uint64_t elems)
 {
     if (ap->offset != 0 || ap->view)   /* a dtype view: taken as a partial write */
         return false;
@@ -138,10 +138,24 @@ bool spill_dense_full(const tir_ap_t *ap, uint64_t elems)
 }
 
 /* a dtype view's elements are not the tile's: it marks nothing (partial) */
-void spill_mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
+static void mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
 {
     if (!a->view)
         tir_ap_mark_bits(a, bits, nbits, false);
+}
+
+bool spill_op_writes_whole(const tir_op_t *op, int t, uint64_t elems)
+{
+    return (op->dst->tensor == t && dense_full(op->dst, elems)) ||
+           (op->dst2->tensor == t && dense_full(op->dst2, elems));
+}
+
+void spill_op_mark(const tir_op_t *op, int t, uint8_t *bits, uint64_t nbits)
+{
+    if (op->dst->tensor == t)
+        mark(op->dst, bits, nbits);
+    if (op->dst2->tensor == t)
+        mark(op->dst2, bits, nbits);
 }
 
 bool spill_all_set(const uint8_t *bits, uint64_t n)
@@ -353,22 +367,14 @@ static int scan_uses(sp_t *s, int f)
 static int written_whole(const tir_kernel_t *k, int v, int f)
 {
     uint64_t n = enc_tensor_elems(&k->tensors[v]);
-    for (int i = 0; i < f; i++) {
-        const tir_op_t *op = &k->ops[i];
-        if ((op->dst->tensor == v && spill_dense_full(op->dst, n)) ||
-            (op->dst2->tensor == v && spill_dense_full(op->dst2, n)))
+    for (int i = 0; i < f; i++)
+        if (spill_op_writes_whole(&k->ops[i], v, n))
             return 1;
-    }
     uint8_t *bits = calloc((size_t)(n / 8 + 1), 1);
     if (!bits)
         return -1;
-    for (int i = 0; i < f; i++) {
-        const tir_op_t *op = &k->ops[i];
-        if (op->dst->tensor == v)
-            spill_mark(op->dst, bits, n);
-        if (op->dst2->tensor == v)
-            spill_mark(op->dst2, bits, n);
-    }
+    for (int i = 0; i < f; i++)
+        spill_op_mark(&k->ops[i], v, bits, n);
     int all = spill_all_set(bits, n);
     free(bits);
     return all;

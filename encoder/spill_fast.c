@@ -291,24 +291,15 @@ static int written_whole_scan(const sf_t *e, int v, int f)
     for (int x = u->xhead; x >= 0 && pk(e, x) < pk(e, f); x = e->ins[x - e->N].xnext)
         if (!e->ins[x - e->N].save)
             return 1;   /* a reload writes it whole */
-    for (int i = u->lo; i < hi; i++) {
-        const tir_op_t *op = &k->ops[e->ent_op[i]];
-        if (e->ent_w[i] && ((op->dst->tensor == r && spill_dense_full(op->dst, n)) ||
-                            (op->dst2->tensor == r && spill_dense_full(op->dst2, n))))
+    for (int i = u->lo; i < hi; i++)
+        if (e->ent_w[i] && spill_op_writes_whole(&k->ops[e->ent_op[i]], r, n))
             return 1;
-    }
     uint8_t *bits = calloc((size_t)(n / 8 + 1), 1);
     if (!bits)
         return -1;
-    for (int i = u->lo; i < hi; i++) {
-        const tir_op_t *op = &k->ops[e->ent_op[i]];
-        if (!e->ent_w[i])
-            continue;
-        if (op->dst->tensor == r)
-            spill_mark(op->dst, bits, n);
-        if (op->dst2->tensor == r)
-            spill_mark(op->dst2, bits, n);
-    }
+    for (int i = u->lo; i < hi; i++)
+        if (e->ent_w[i])
+            spill_op_mark(&k->ops[e->ent_op[i]], r, bits, n);
     int all = spill_all_set(bits, n);
     free(bits);
     return all;

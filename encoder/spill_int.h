@@ -41,10 +41,12 @@
 tir_ap_t spill_whole(int tensor, int64_t p, int64_t fr);
 /* Partitions and free elements of tile v ([p, fr] as its slot is shaped). */
 void spill_shape(const tir_tensor_t *v, int64_t *p, int64_t *fr);
-/* Whether ap covers a tile of `elems` elements whole and densely. */
-bool spill_dense_full(const tir_ap_t *ap, uint64_t elems);
-/* Mark ap's elements in bits (a dtype view marks nothing). */
-void spill_mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits);
+/* Whether op writes all `elems` elements of tensor t in one dense,
+ * row-major operand (dst or dst2; a dtype view is a partial write). */
+bool spill_op_writes_whole(const tir_op_t *op, int t, uint64_t elems);
+/* Mark in bits the elements of tensor t that op's dst / dst2 write (a
+ * dtype view marks nothing). */
+void spill_op_mark(const tir_op_t *op, int t, uint8_t *bits, uint64_t nbits);
 /* Whether bits[0..n) are all set. */
 bool spill_all_set(const uint8_t *bits, uint64_t n);
 
