@@ -538,16 +538,10 @@ int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char 
     return 0;
 }
 
-static bool alu_is_bitwise(int alu)
-{
-    return alu == ISA_ALU_BITWISE_AND || alu == ISA_ALU_BITWISE_OR || alu == ISA_ALU_BITWISE_XOR ||
-           alu == ISA_ALU_BITWISE_NOT || alu == ISA_ALU_LEFT_SHIFT || alu == ISA_ALU_RIGHT_SHIFT;
-}
-
 int lw_scalar_for(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
                   int alu, uint32_t *bits, uint32_t *is_ptr)
 {
-    if (s->is_ap || !alu_is_bitwise(alu))
+    if (s->is_ap || !isa_alu_is_bitwise((unsigned)alu))
         return lw_scalar(c, in, s, role, bits, is_ptr);
     if (s->imm != floor(s->imm) || s->imm < -2147483648.0 || s->imm > 4294967295.0)
         return lw_err(c, "%s: %g is not a 32-bit integer (needed by %s)", role, s->imm,

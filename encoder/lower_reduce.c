@@ -106,6 +106,47 @@ static int emit_reduce(lower_ctx_t *c, const tir_ap_t *src, const tir_ap_t *dst,
     return lw_emit(c, &in);
 }
 
+/* Whether every dim that the op reduces holds one element. */
+static bool reduces_one_element(const tir_ap_t *s, unsigned axes)
+{
+    for (int d = 1; d < s->ndim; d++)
+        if (dim_reduced(s, axes, d) && s->count[d] > 1)
+            return false;
+    return true;
+}
+
+/* A reduction over single elements (NKI: each result is its one element)
+ * as the ALU computes it: bitwise ops copy the bits of integer tiles, every
+ * other op goes through fp32 (an int32 past 2^24 rounds, as the reduction
+ * would round it), and negate multiplies by -1.  The ISA's TensorReduce
+ * needs a reduced dim left after unit dims are dropped, so it is a
+ * TensorCopy or a TensorScalar multiply on the op's engine. */
+static int lower_unit_reduce(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool neg = op->flags & TIR_F_NEGATE;
+    bool ints = isa_dtype_kind(lw_dtype(c, op->src[0])) != ISA_DK_F &&
+                isa_dtype_kind(lw_dtype(c, op->dst)) != ISA_DK_F;
+    if (neg || (ints && !isa_alu_is_bitwise((unsigned)op->reduce_op))) {
+        tir_scalar_t one = tir_scalar_imm(neg ? -1.0 : 1.0);
+        lw_ts_args_t a = {op->src[0], op->dst, ISA_ALU_MULTIPLY, ISA_ALU_BYPASS, &one,
+                          NULL, false, false, NULL, 0};
+        return lw_tensor_scalar(c, &a);
+    }
+    bir_inst_t cp;
+    lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    isa_fmt_COPY_t *f = &cp.isa.f->COPY;
+    if (lw_tap(c, &cp, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &cp, op->dst, true, "dst", &f->out) ||
+        lw_same_partitions(c, "tensor_reduce", &f->in, &f->out))
+        return -1;
+    if (isa_tap_free_elems(&f->in) != isa_tap_free_elems(&f->out))
+        return lw_err(c, "dst has %llu elements per partition but the kept axes have %llu",
+                      (unsigned long long)isa_tap_free_elems(&f->out),
+                      (unsigned long long)isa_tap_free_elems(&f->in));
+    return lw_emit(c, &cp);
+}
+
 /* Slice j of the outer dim o of an AP (dim dropped). */
 static tir_ap_t slice_outer(const tir_ap_t *a, int o, int64_t j)
 {
@@ -304,6 +345,8 @@ int lower_reduce(lower_ctx_t *c)
         return lw_err(c, "tensor_reduce needs a reduce op");
     if (!op->axes)
         return lw_err(c, "tensor_reduce needs at least one axis");
+    if (reduces_one_element(op->src[0], op->axes))
+        return lower_unit_reduce(c);
     if (lw_count_free_dims(op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
         return reduce_multistep(c);
     if (op->flags & TIR_F_PER_AXIS)

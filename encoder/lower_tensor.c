@@ -22,12 +22,6 @@
 
 #include <string.h>
 
-static bool is_bitwise(int op)
-{
-    return op == ISA_ALU_BITWISE_AND || op == ISA_ALU_BITWISE_OR || op == ISA_ALU_BITWISE_XOR ||
-           op == ISA_ALU_BITWISE_NOT || op == ISA_ALU_LEFT_SHIFT || op == ISA_ALU_RIGHT_SHIFT;
-}
-
 static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, const isa_tap_t *b)
 {
     if (lw_same_partitions(c, what, a, b))
@@ -137,7 +131,7 @@ static int lower_tt(lower_ctx_t *c)
         return -1;
     f->op = (uint32_t)op->op0;
     bool intdata = isa_dtype_kind(f->in0.dtype) != ISA_DK_F && isa_dtype_kind(f->in1.dtype) != ISA_DK_F;
-    if (is_bitwise(op->op0) && intdata &&
+    if (isa_alu_is_bitwise((unsigned)op->op0) && intdata &&
         (op->engine == ISA_ENG_UNASSIGNED || op->engine == ISA_ENG_DVE)) {
         /* same body, the bit-vector opcode (L2 81 instead of 65) */
         in->opc = BIR_TENSOR_TENSOR;

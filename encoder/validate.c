@@ -181,11 +181,6 @@ static bool view_ok(const tir_op_t *op)
     }
 }
 
-static bool is_bitwise(int alu)
-{
-    return alu >= ISA_ALU_BITWISE_AND && alu <= ISA_ALU_RIGHT_SHIFT;
-}
-
 static bool alu_valid(int alu)
 {
     return isa_enum_name(ISA_FT_ALU, (unsigned)alu) != NULL;
@@ -305,7 +300,8 @@ static int check_alu(const vctx_t *v, int alu, const char *field, bool allow_byp
         return vfail(v, field, "invalid ALU op %d", alu);
     if (!allow_bypass && alu == ISA_ALU_BYPASS)
         return vfail(v, field, "an operation is required");
-    if (is_bitwise(alu) && v->op->engine != ISA_ENG_UNASSIGNED && v->op->engine != ISA_ENG_DVE)
+    if (isa_alu_is_bitwise((unsigned)alu) && v->op->engine != ISA_ENG_UNASSIGNED &&
+        v->op->engine != ISA_ENG_DVE)
         return vfail(v, field, "bitwise op '%s' runs only on the Vector engine (engine %s)",
                      isa_enum_name(ISA_FT_ALU, (unsigned)alu),
                      isa_engine_name((isa_engine_t)v->op->engine));

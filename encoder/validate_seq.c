@@ -49,7 +49,7 @@ static int acc_dtype(const vctx_t *s, const tir_ap_t *a, const char *field)
 static bool is_arith(int alu)
 {
     return alu > ISA_ALU_BYPASS && isa_enum_name(ISA_FT_ALU, (unsigned)alu) &&
-           !(alu >= ISA_ALU_BITWISE_AND && alu <= ISA_ALU_RIGHT_SHIFT);
+           !isa_alu_is_bitwise((unsigned)alu);
 }
 
 static int arith(const vctx_t *s, int alu, const char *field)

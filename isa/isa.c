@@ -60,6 +60,11 @@ bool isa_alu_is_unary(unsigned op)
            op == ISA_ALU_TRUNC || op == ISA_ALU_SIGN || op == ISA_ALU_NEGATIVE;
 }
 
+bool isa_alu_is_bitwise(unsigned op)
+{
+    return op >= ISA_ALU_BITWISE_AND && op <= ISA_ALU_RIGHT_SHIFT;
+}
+
 bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }
 const char *isa_dtype_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].asm_name : "?"; }
 const char *isa_dtype_numpy_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].np_name : "?"; }

@@ -139,6 +139,9 @@ static inline bool isa_cmp_holds(unsigned cmp, int64_t a, int64_t b)
 /* ALU ops that read only their first operand (abs, rsqrt, reciprocal,
  * bitwise_not): the second operand is ignored, so NKI callers omit it. */
 bool isa_alu_is_unary(unsigned op);
+/* ALU ops on bit patterns (bitwise and / or / xor / not, the shifts): the
+ * ALU computes them on the integer bits, every other op through fp32. */
+bool isa_alu_is_bitwise(unsigned op);
 const char *isa_ftype_name(isa_ftype_t t);             /* "U", "ALU", ... */
 
 /* ---- operand structs (all members 32-bit so the generic codec can store

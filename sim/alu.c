@@ -8,10 +8,7 @@ enum { SV_F = 0, SV_INT = 1, SV_BITS = 2, SV_IMM = 3 };
 
 bool sim_alu_valid(unsigned op) { return op <= ISA_ALU_FMOD; }
 
-bool sim_alu_is_bitwise(unsigned op)
-{
-    return op >= ISA_ALU_BITWISE_AND && op <= ISA_ALU_RIGHT_SHIFT;
-}
+bool sim_alu_is_bitwise(unsigned op) { return isa_alu_is_bitwise(op); }
 
 bool sim_alu_is_unary(unsigned op)
 {

@@ -48,24 +48,42 @@ def _squeeze(v):
 
 
 def reduce_views(dst, data, axis):
-    """tensor_reduce's dst, data and axes, with the size-1 free dims of an
-    operand over 5 dims dropped (a reduced one too: it adds nothing) and the
-    axes renumbered, so a pooling view such as (P, n, R/k, k, W/k, k) fits the
-    format's 4 free dims.  Operands of at most 5 dims come back unchanged.
-    The last value: whether every reduced axis was dropped (a copy)."""
+    """tensor_reduce's operands as [(dst, data, axes), ...], one op each:
+    the size-1 free dims of an operand over 5 dims dropped and the axes
+    renumbered, so a pooling view such as (P, n, R/k, k, W/k, k) fits the
+    format's 4 free dims.  When every reduced axis has size 1, one of them
+    stays (the back end lowers a reduction over single elements, and checks
+    the op as for any reduction); should that leave 6 dims, the op is split
+    over the first kept free dim.  Operands of at most 5 dims come back
+    unchanged, as one op."""
     big = [isinstance(v, NkiTensor) and len(v._ap) > _trace._MAX_DIMS for v in (dst, data)]
-    if not any(big):
-        return dst, data, axis, False
-    if big[0]:
-        dst = _squeeze(dst)
-    if big[1]:
-        n = len(data._ap)
-        try:
-            axes = [int(a) % n for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
-        except (TypeError, ValueError):
-            return dst, data, axis, False   # the op's own check names the bad axis
-        units = [d for d in range(1, n) if data._ap[d][1] == 1]
-        axes = [a - sum(u < a for u in units) for a in axes if a not in units]
-        data = _squeeze(data)
-        return dst, data, axes, not axes
-    return dst, data, axis, False
+    if not big[1]:
+        return [(_squeeze(dst) if big[0] else dst, data, axis)]
+    n = len(data._ap)
+    try:
+        axes = [int(a) % n for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    except (TypeError, ValueError):
+        return [(dst, data, axis)]   # the op's own check names the bad axis
+    units = [d for d in range(1, n) if data._ap[d][1] == 1]
+    single = bool(axes) and all(a in units for a in axes)
+    if single:
+        units.remove(axes[0])
+    axes = [a - sum(u < a for u in units) for a in axes if a not in units]
+    data = NkiTensor(data.base, data.offset, [p for d, p in enumerate(data._ap) if d not in units])
+    dst = _squeeze(dst)
+    if len(data._ap) <= _trace._MAX_DIMS or not single:
+        return [(dst, data, axes)]   # (too many dims: the format's error)
+    return _split_first_kept(dst, data, axes)
+
+
+def _split_first_kept(dst, data, axes):
+    """One (dst, data, axes) per index of data's first kept free dim (dst's
+    first free dim)."""
+    k = next(d for d in range(1, len(data._ap)) if d not in axes)
+    (ds, dn), (ss, sn) = dst._ap[1], data._ap[k]
+    if dn != sn:
+        return [(dst, data, axes)]   # the op's own check names the mismatch
+    axes = [a - (a > k) for a in axes]
+    return [(NkiTensor(dst.base, dst.offset + ds * i, dst._ap[:1] + dst._ap[2:]),
+             NkiTensor(data.base, data.offset + ss * i, data._ap[:k] + data._ap[k + 1:]), axes)
+            for i in range(sn)]

@@ -560,24 +560,6 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     _emit("scalar_tensor_tensor", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
-def _unit_axes(data, axis):
-    """Whether every free axis that tensor_reduce reduces has size 1."""
-    if not isinstance(data, NkiTensor):
-        return False
-    sh = data.shape
-    try:
-        axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
-    except (TypeError, ValueError):
-        return False
-    return bool(axes) and all(0 < a % len(sh) and sh[a % len(sh)] == 1 for a in axes)
-
-
-def _int_to_int(dst, data):
-    """Whether both tiles hold integers (a copy between them is exact)."""
-    return all(isinstance(t, NkiTensor) and language._dtype(t.dtype) in language._INT_DTYPES
-               for t in (dst, data))
-
-
 def _axis(axis):
     if isinstance(axis, (tuple, list)):
         return json.dumps([int(a) for a in axis])
@@ -611,23 +593,15 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     if data is None:
         return   # the mask keeps no index of a reduced axis: nothing written
     from . import _wide
-    dst, data, axis, copy = _wide.reduce_views(dst, data, axis)
-    if not per_axis and (copy or _unit_axes(data, axis)):
-        # a reduction over 1 element is a copy, negated: x * -1 (the
-        # back-end's TensorReduce drops unit dims and needs an axis left).
-        # An arithmetic op between integer tiles goes through float32, as
-        # NKI's reduction does (an int32 past 2^24 rounds): x * 1
-        scaled = negate or ("bitwise" not in _opn(op, "op", loc) and _int_to_int(dst, data))
-        f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
-        if scaled:
-            f += [("op0", '"multiply"'), ("operand0", "-1.0" if negate else "1.0")]
-        _emit("tensor_scalar" if scaled else "tensor_copy", loc,
-              _mask(_common(f, name, None, loc), mask, loc, dst))
-        return
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
-         ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
-    _flags(f, negate=negate, keepdims=keepdims, per_axis=per_axis)
-    _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
+    parts = _wide.reduce_views(dst, data, axis)
+    if len(parts) > 1 and mask is not None:
+        raise NkiError("%s: field 'mask': a mask on a tensor_reduce over more than %d dims is "
+                       "not supported by tpbsim" % (loc, _trace._MAX_DIMS))
+    for dst, data, axis in parts:
+        f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+             ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
+        _flags(f, negate=negate, keepdims=keepdims, per_axis=per_axis)
+        _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def tensor_partition_reduce(dst, op, data, name=None, mask=None):
