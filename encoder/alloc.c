@@ -284,13 +284,21 @@ typedef struct {
     bool *mod;                   /* [ngroups] placed modulo */
     uint64_t *div;               /* [ngroups] counts must divide it (0: any) */
     void *block;                 /* work, by and orig, in one (rot_block_bytes) */
+    tpb_spare_t *spare;          /* where block comes from and goes back to (NULL: none) */
     size_t n1;                   /* the [nr] arrays' length (at least 1) */
 } rot_t;
 
 /* The per-request arrays of place_space (10^5 tiles: megabytes, written
  * whole) in huge pages from TPB_ARRAY_MAP_MIN on; not cleared: every
- * element is written before it is read. */
-static void *req_array(size_t n, size_t elem) { return tpb_array_grow(NULL, 0, n * elem); }
+ * element is written before it is read, so they may take the job's spare
+ * mappings (common/spare.h, the module's), and go back to them when the
+ * placement is done: the lowering's instruction array and arena, made
+ * next, then take these pages instead of clearing fresh ones. */
+static void *req_array(tpb_spare_t *spare, size_t n, size_t elem)
+{
+    void *p = tpb_spare_take(spare, n * elem);
+    return p ? p : tpb_array_grow(NULL, 0, n * elem);
+}
 
 /* rot_t's block: work [n1], then by [n1], then orig [n1] (alignments
  * falling: each starts aligned). */
@@ -301,7 +309,7 @@ static size_t rot_block_bytes(size_t n1)
 
 static void rot_free(rot_t *r)
 {
-    tpb_array_free(r->block, rot_block_bytes(r->n1));
+    tpb_spare_put(r->spare, r->block, rot_block_bytes(r->n1));
     free(r->start);
     free(r->nb);
     free(r->buf);
@@ -416,11 +424,12 @@ static unsigned rot_fit_period(const rot_t *r, int g, unsigned nb)
 }
 
 static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, req_t *reqs,
-                    int nr, unsigned max)
+                    int nr, unsigned max, tpb_spare_t *spare)
 {
     memset(r, 0, sizeof *r);
     size_t n1 = r->n1 = (size_t)(nr > 0 ? nr : 1);
-    r->block = req_array(rot_block_bytes(n1), 1);
+    r->spare = spare;
+    r->block = req_array(spare, rot_block_bytes(n1), 1);
     /* start, nb and buf are filled from the front, a group at a time (a
      * few entries of a loop's tiles): malloc'ed, their tails stay untouched */
     r->start = malloc((n1 + 1) * sizeof *r->start);
@@ -806,7 +815,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         nfix += here && k->tensors[i].fixed1;
     }
     size_t n1 = (size_t)(n > 0 ? n : 1);
-    req_t *reqs = req_array(n1, sizeof *reqs);
+    req_t *reqs = req_array(m->spare, n1, sizeof *reqs);
     /* placed and byaddr: filled from the front; the free-run path
      * (place_fit) reads neither unless placement fails */
     bir_mloc_t **placed = malloc(n1 * sizeof *placed);
@@ -844,7 +853,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
      * only when they are not (the order is total, so the result is the
      * same either way) */
     enc_sort_unless_sorted(reqs, (size_t)nr, sizeof *reqs, cmp_first_use, first_use_key);
-    if (rot_init(&rot, k, cand, reqs, nr, max)) {
+    if (rot_init(&rot, k, cand, reqs, nr, max, m->spare)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;
     }
@@ -865,7 +874,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
 out:
     free(fx.ml);
     rot_free(&rot);
-    tpb_array_free(reqs, n1 * sizeof *reqs);
+    tpb_spare_put(m->spare, reqs, n1 * sizeof *reqs);
     free(placed);
     free(byaddr);
     return rc;

@@ -21,6 +21,7 @@ tpb_add_test(test_back_sched_conflict "quick;unit;back" test_back_sched_conflict
 # enc_compile_release: the tile-IR ops given back during the lowering, the
 # same artifact bytes as enc_compile.
 tpb_add_test(test_back_release "quick;unit;back" test_back_release.c)
+tpb_add_test(test_alloc_spares "quick;unit;back" test_alloc_spares.c)
 # The allocator's liveness from the facts check_kernel gathers against its
 # own pass over the ops.
 tpb_add_test(test_back_alloc_live "quick;unit;back" test_back_alloc_live.c)
