@@ -224,7 +224,9 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;
+    e->ctx.data_fail = false;
     if (impl->exec(&e->ctx, d) != 0) {
+        s->err_class = e->ctx.data_fail ? SIM_ERR_RUN : SIM_ERR_FIELD;
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);
@@ -588,6 +590,11 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+sim_err_class_t sim_error_class(const sim_t *s)
+{
+    return s->err_class;
+}
+
 int sim_run(sim_t *s, tpb_err_t *err)
 {
     if (s->ran)
@@ -652,6 +659,8 @@ int sim_run(sim_t *s, tpb_err_t *err)
     }
     sim_pool_destroy(s->pool);
     s->pool = NULL;
+    if (rc != 0 && s->err_class == SIM_ERR_NONE)
+        s->err_class = SIM_ERR_RUN;
     if (rc == 0)
         check_leftovers(s);
     s->wall_seconds = wall_now() - w0;

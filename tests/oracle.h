@@ -1,0 +1,88 @@
+/* oracle.h - "every kernel that compiles simulates without an instruction
+ * field refusal" (docs/reliability.md "Compile-and-simulate oracle"), shared
+ * by the fuzz_kernel_sim harness and test_oracle_sweep.  The compiler
+ * validates its tile IR but not every field of the instructions it emits;
+ * the simulator checks each instruction's fields when it executes it.  So a
+ * compiled kernel runs with zero inputs and a small cycle limit, and only a
+ * refusal the program text alone decides (sim_error_class SIM_ERR_FIELD)
+ * counts: values (an index out of range), the cycle limit and deadlocks are
+ * the kernel's own. */
+#ifndef TPB_TEST_ORACLE_H
+#define TPB_TEST_ORACLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+#include "fileio.h"
+#include "frontend.h"
+#include "sim.h"
+
+typedef enum {
+    ORC_COMPILE_ERROR = 0, /* refused by the compiler (err: its message) */
+    ORC_OK,                /* compiled and ran to the end */
+    ORC_RUN_ERROR,         /* compiled; the run stopped on values, cycles, a deadlock */
+    ORC_FIELD_ERROR,       /* compiled; the simulator refused an instruction's fields */
+    ORC_SKIPPED,           /* a launch grid of more than one program (not compiled here) */
+} orc_result_t;
+
+static inline const char *orc_result_name(orc_result_t r)
+{
+    static const char *const n[] = { "compile-error", "ok", "run-error", "FIELD-ERROR",
+                                     "skipped" };
+    return n[r];
+}
+
+/* Compile k into dir (replaced), simulate it with zero inputs for at most
+ * max_cycles, remove dir.  err gets the compile or simulation message. */
+static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
+                                            uint64_t max_cycles, tpb_err_t *err)
+{
+    err->msg[0] = 0;
+    if (k->num_programs > 1)
+        return ORC_SKIPPED;
+    enc_options_t o;
+    memset(&o, 0, sizeof o);
+    o.mode = ENC_RUN_ISA_CHECKS;
+    o.out_dir = dir;
+    if (enc_compile(k, &o, NULL, err) != 0) {
+        fio_rmtree(dir);
+        return ORC_COMPILE_ERROR;
+    }
+    sim_options_t so;
+    sim_options_default(&so);
+    so.max_cycles = max_cycles;
+    sim_t *s = NULL;
+    orc_result_t r;
+    if (sim_load(dir, &so, &s, err) != 0) {
+        r = ORC_FIELD_ERROR;   /* the compiler's own artifact does not load */
+    } else {
+        sim_bind_zero_inputs(s);
+        if (sim_run(s, err) == 0)
+            r = ORC_OK;
+        else
+            r = sim_error_class(s) == SIM_ERR_FIELD ? ORC_FIELD_ERROR : ORC_RUN_ERROR;
+    }
+    sim_free(s);
+    fio_rmtree(dir);
+    return r;
+}
+
+/* The same from kernel JSON text (constant files resolved in base_dir). */
+static inline orc_result_t orc_check_text(const char *text, size_t len, const char *source,
+                                          const char *base_dir, int64_t max_ops, const char *dir,
+                                          uint64_t max_cycles, tpb_err_t *err)
+{
+    enc_front_opts_t fo;
+    memset(&fo, 0, sizeof fo);
+    fo.max_ops = max_ops;
+    tir_kernel_t k;
+    orc_result_t r = ORC_COMPILE_ERROR;
+    if (enc_parse_kernel_json_opts(text, len, source, base_dir, &fo, &k, err) == 0)
+        r = orc_check_kernel(&k, dir, max_cycles, err);
+    tir_kernel_free(&k);
+    return r;
+}
+
+#endif

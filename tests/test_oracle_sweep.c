@@ -1,0 +1,452 @@
+/* test_oracle_sweep - the compile-and-simulate oracle (tests/oracle.h,
+ * docs/reliability.md) over a deterministic sweep: one small JSON kernel
+ * per op of docs/kernel-format.md, per edge shape (one partition, 128
+ * partitions, [1, 1], unit free dims), per dtype (fp32, bf16, fp16, int32,
+ * uint8, fp8) and, where the op takes it, a PSUM dst.  A kernel the compiler
+ * refuses is fine; one it compiles must simulate (zero inputs, a small cycle
+ * limit) without the simulator refusing an instruction's fields.
+ *
+ * TPB_ORACLE_VERBOSE=1 prints every case; TPB_ORACLE_ONLY=<op> runs the
+ * templates whose name starts with it; TPB_ORACLE_DUMP=<dir> writes the
+ * first 8 kernels of each template that ran as seeds for fuzz_kernel_sim. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "oracle.h"
+
+/* An op template: its body (after the tiles x, y of shape $S / dtype $D
+ * loaded from a, b) with $-variables:
+ *   $S shape, $D dtype, $P partitions, $F elements per partition ($F+1:
+ *   one more), $G 16 x $F (local_gather's indices per core), $G1 the shape's
+ *   first free dim,
+ *   $B the dst tile's buffer (sbuf, or psum when the template allows it),
+ *   $I the integer index dtype of the case (uint32).
+ * HBM: inputs a, b ($S $D), c ([$P, 1] float32); outputs out ($S $D),
+ * oc ([$P, 1] $D), of ([$P, 1] float32), o8 ([$P, 8] float32),
+ * o6 ([$P, 6] float32), o1 ([1, $F] $D). */
+typedef struct {
+    const char *name;
+    bool psum;        /* also with dst in PSUM */
+    const char *body;
+} tmpl_t;
+
+#define Z "{'op':'tile','name':'z','shape':$S,'dtype':'$D','buffer':'$B'},"
+#define ZC "{'op':'tile','name':'zc','shape':[$P,1],'dtype':'$D','buffer':'$B'},"
+#define ZF "{'op':'tile','name':'zf','shape':[$P,1],'dtype':'float32'},"
+#define COL "{'op':'tile','name':'col','shape':[$P,1],'dtype':'float32'}," \
+            "{'op':'load','dst':'col','src':'c'},"
+#define STZ "{'op':'store','dst':'out','src':'z'}"
+#define STZC "{'op':'store','dst':'oc','src':'zc'}"
+#define STZF "{'op':'store','dst':'of','src':'zf'}"
+
+static const tmpl_t tmpls[] = {
+    { "tensor_copy.dve", true, Z "{'op':'tensor_copy','dst':'z','src':'x','engine':'dve'}," STZ },
+    { "tensor_copy.act", true, Z "{'op':'tensor_copy','dst':'z','src':'x','engine':'act'}," STZ },
+    { "tensor_copy.pool", false, Z "{'op':'tensor_copy','dst':'z','src':'x','engine':'pool'}," STZ },
+    { "tensor_tensor.add", true, Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':'y','operator':'add'}," STZ },
+    { "tensor_tensor.pool", false, Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':'y','operator':'multiply','engine':'pool'}," STZ },
+    { "tensor_tensor.max", true, Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':'y','operator':'max'}," STZ },
+    { "tensor_tensor.and", true, Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':'y','operator':'bitwise_and'}," STZ },
+    { "tensor_tensor.num", true, Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':3,'operator':'subtract'}," STZ },
+    { "tensor_scalar.imm", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'multiply','operand0':2,'op1':'add','operand1':1}," STZ },
+    { "tensor_scalar.act", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'multiply','operand0':2,'op1':'add','operand1':1,'engine':'act'}," STZ },
+    { "tensor_scalar.col", true, COL Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'add','operand0':'col','reverse0':true}," STZ },
+    { "tensor_scalar.unary", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'abs'}," STZ },
+    { "tensor_scalar.shift", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'left_shift','operand0':1}," STZ },
+    { "scalar_tensor_tensor", true, Z "{'op':'scalar_tensor_tensor','dst':'z','in0':'x','op0':'multiply','scalar':2,'op1':'add','in1':'y'}," STZ },
+    { "scalar_tensor_tensor.col", true, COL Z "{'op':'scalar_tensor_tensor','dst':'z','in0':'x','op0':'subtract','scalar':'col','op1':'max','in1':'y'}," STZ },
+    { "activation.exp", true, Z "{'op':'activation','dst':'z','src':'x','func':'exp'}," STZ },
+    { "activation.scale_bias", true, COL Z "{'op':'activation','dst':'z','src':'x','func':'relu','scale':'col','bias':'col'}," STZ },
+    { "activation.reduce", true, ZF Z "{'op':'activation','dst':'z','src':'x','func':'copy','reduce_op':'add','reduce_res':'zf'}," STZ "," STZF },
+    { "activate2", true, Z "{'op':'activate2','dst':'z','src':'x','op0':'multiply','imm0':2,'op1':'add','imm1':1,'func':'copy'}," STZ },
+    { "tensor_reduce.add", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'add','axis':1}," STZC },
+    { "tensor_reduce.all", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'max','axis':[1,2]}," STZC },
+    { "tensor_reduce.axis2", true, "{'op':'tile','name':'zr','shape':[$P,$G1],'dtype':'$D','buffer':'$B'},{'op':'tensor_reduce','dst':'zr','src':'x','operator':'add','axis':2}" },
+    { "tensor_reduce.psum_src", false, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'x'}," ZC "{'op':'tensor_reduce','dst':'zc','src':'xp','operator':'max','axis':1}," STZC },
+    { "tensor_copy.psum_src", true, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'x'}," Z "{'op':'tensor_copy','dst':'z','src':'xp'}," STZ },
+    { "activation.psum_src", true, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'x'}," Z "{'op':'activation','dst':'z','src':'xp','func':'tanh','scale':0.5}," STZ },
+    { "tensor_tensor.psum_in1", true, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'y'}," Z "{'op':'tensor_tensor','dst':'z','in0':'x','in1':'xp','operator':'subtract'}," STZ },
+    { "tensor_tensor.inplace", false, "{'op':'tensor_tensor','dst':'x','in0':'x','in1':'y','operator':'multiply'},{'op':'store','dst':'out','src':'x'}" },
+    { "tensor_scalar.pool", false, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'max','operand0':0,'engine':'pool'}," STZ },
+    { "tensor_scalar.divide", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'divide','operand0':3,'op1':'mod','operand1':2}," STZ },
+    { "tensor_scalar.cmp", true, Z "{'op':'tensor_scalar','dst':'z','src':'x','op0':'is_ge','operand0':0}," STZ },
+    { "iota.3d", false, Z "{'op':'iota','dst':'z','pattern':[[1,$F],[0,1]],'offset':3,'channel_multiplier':0}," STZ },
+    { "transpose.dve_psum_src", false, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'x'},{'op':'tile','name':'t','shape':[$F,$P],'dtype':'$D'},{'op':'transpose','dst':'t','src':'xp','engine':'dve'}" },
+    { "tensor_copy.cast_f32", true, "{'op':'tile','name':'zf32','shape':$S,'dtype':'float32','buffer':'$B'},{'op':'tensor_copy','dst':'zf32','src':'x'}" },
+    { "tensor_copy.cast_i32", true, "{'op':'tile','name':'zi32','shape':$S,'dtype':'int32','buffer':'$B'},{'op':'tensor_copy','dst':'zi32','src':'x'}" },
+    { "tensor_reduce.neg", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'min','axis':1,'negate':true}," STZC },
+    { "tensor_reduce.keep", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'add','axis':1,'keepdims':true}," STZC },
+    { "tensor_reduce.or", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'bitwise_or','axis':1}," STZC },
+    { "tensor_reduce.per_axis", true, ZC "{'op':'tensor_reduce','dst':'zc','src':'x','operator':'add','axis':[1,2],'per_axis':true}," STZC },
+    { "tensor_partition_reduce", false, "{'op':'tile','name':'z1','shape':[1,$F],'dtype':'$D'},{'op':'tensor_partition_reduce','dst':'z1','src':'x','operator':'add'},{'op':'store','dst':'o1','src':'z1'}" },
+    { "tensor_tensor_scan", true, Z "{'op':'tensor_tensor_scan','dst':'z','in0':'x','in1':'y','initial':0,'op0':'multiply','op1':'add'}," STZ },
+    { "tensor_tensor_scan.col", true, COL Z "{'op':'tensor_tensor_scan','dst':'z','in0':'x','in1':'y','initial':'col','op0':'max','op1':'add','reverse0':true}," STZ },
+    { "iota", false, Z "{'op':'iota','dst':'z','pattern':[[1,$F]],'offset':0,'channel_multiplier':1}," STZ },
+    { "affine_select", false, Z "{'op':'affine_select','dst':'z','on_true':'x','pattern':[[1,$F]],'offset':0,'channel_multiplier':-1,'on_false_value':0}," STZ },
+    { "affine_select.dve", true, Z "{'op':'affine_select','dst':'z','on_true':'x','pattern':[[1,$F]],'offset':0,'channel_multiplier':-1,'on_false_value':0,'engine':'dve'}," STZ },
+    { "max8", false, "{'op':'tile','name':'z8','shape':[$P,8],'dtype':'float32'},{'op':'max8','dst':'z8','src':'x'},{'op':'store','dst':'o8','src':'z8'}" },
+    { "bn_stats", false, "{'op':'tile','name':'z6','shape':[$P,6],'dtype':'float32'},{'op':'bn_stats','dst':'z6','data':'x'},{'op':'store','dst':'o6','src':'z6'}" },
+    { "bn_aggr", false, "{'op':'tile','name':'z6','shape':[$P,6],'dtype':'float32'},{'op':'tile','name':'z2','shape':[$P,2],'dtype':'float32'},{'op':'bn_stats','dst':'z6','data':'x'},{'op':'bn_aggr','dst':'z2','data':'z6'},{'op':'store','dst':'o6','src':'z6'}" },
+    { "range_select", true, COL ZF Z "{'op':'range_select','dst':'z','on_true_tile':'x','comp_op0':'greater_equal','comp_op1':'less','bound0':'col','bound1':'col','reduce_cmd':'reset_reduce','reduce_res':'zf','reduce_op':'maximum'}," STZ "," STZF },
+    { "select_reduce", true, ZF Z "{'op':'select_reduce','dst':'z','predicate':'y','on_true':'x','on_false':0,'reduce_res':'zf','reduce_op':'maximum'}," STZ "," STZF },
+    { "reciprocal", true, Z "{'op':'reciprocal','dst':'z','data':'x'}," STZ },
+    { "exponential", true, ZF Z "{'op':'exponential','dst':'z','src':'x','max_value':0,'reduce_res':'zf'}," STZ "," STZF },
+    { "tensor_copy_predicated", true, Z "{'op':'memset','dst':'z','value':0},{'op':'tensor_copy_predicated','dst':'z','src':'x','predicate':'y'}," STZ },
+    { "tensor_copy_predicated.num", true, Z "{'op':'memset','dst':'z','value':0},{'op':'tensor_copy_predicated','dst':'z','src':5,'predicate':'y','reverse_pred':true}," STZ },
+    { "find_index8", false, "{'op':'tile','name':'v8','shape':[$P,8],'dtype':'$D'},{'op':'memset','dst':'v8','value':0},{'op':'tile','name':'i8','shape':[$P,8],'dtype':'uint32'},{'op':'find_index8','dst':'i8','src':'x','vals':'v8'},{'op':'tensor_copy','dst':'v8','src':'i8'}" },
+    { "match_replace8", false, Z "{'op':'tile','name':'v8','shape':[$P,8],'dtype':'$D'},{'op':'memset','dst':'v8','value':0},{'op':'match_replace8','dst':'z','src':'x','vals':'v8','imm':1}," STZ },
+    { "select", true, Z "{'op':'select','dst':'z','pred':'y','on_true':'x','on_false':2}," STZ },
+    { "dropout", true, Z "{'op':'dropout','dst':'z','src':'x','prob':0.5}," STZ },
+    { "memset", true, Z "{'op':'memset','dst':'z','value':3}," STZ },
+    { "memset.pool", false, Z "{'op':'memset','dst':'z','value':3,'engine':'pool'}," STZ },
+    { "memset.random", true, Z "{'op':'memset','dst':'z','value':0,'random':true}," STZ },
+    { "transpose.dve", true, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'$D','buffer':'$B'},{'op':'transpose','dst':'t','src':'x','engine':'dve'}" },
+    { "transpose.pe", false, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'$D','buffer':'psum'},{'op':'transpose','dst':'t','src':'x','engine':'pe'}" },
+    { "transpose.pe_f32", false, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'float32','buffer':'psum'},{'op':'transpose','dst':'t','src':'x','engine':'pe'}" },
+    { "matmul", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y'}" },
+    { "matmul.acc", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','accumulate':false},{'op':'matmul','dst':'m','stationary':'x','moving':'y','accumulate':true}" },
+    { "tensor_scalar_cumulative", true, Z "{'op':'tensor_scalar_cumulative','dst':'z','src':'x','op0':'multiply','op1':'add','imm0':2}," STZ },
+    { "tensor_scalar_reduce", true, ZF Z "{'op':'tensor_scalar_reduce','dst':'z','data':'x','op0':'add','operand0':1,'reduce_op':'add','reduce_res':'zf'}," STZ "," STZF },
+    { "sequence_bounds", false, "{'op':'tile','name':'sb','shape':[$P,2,$F],'dtype':'$D'},{'op':'sequence_bounds','dst':'sb','segment_ids':'x'}" },
+    { "nonzero_with_count", false, "{'op':'tile','name':'nz','shape':[$P,$F+1],'dtype':'int32'},{'op':'nonzero_with_count','dst':'nz','src':'x'}" },
+    { "gather_flattened", false, Z "{'op':'tile','name':'ix','shape':$S,'dtype':'uint32'},{'op':'memset','dst':'ix','value':0},{'op':'gather_flattened','dst':'z','data':'x','indices':'ix'}," STZ },
+    { "local_gather", false, "{'op':'tile','name':'lg','shape':[$P,$G],'dtype':'$D'},{'op':'tile','name':'ix','shape':$S,'dtype':'uint16'},{'op':'memset','dst':'ix','value':0},{'op':'local_gather','dst':'lg','src_buffer':'x','index':'ix','num_elem_per_idx':1}" },
+    { "local_gather.n2", false, "{'op':'tile','name':'lg','shape':[$P,$G,2],'dtype':'$D'},{'op':'tile','name':'ix','shape':$S,'dtype':'uint16'},{'op':'memset','dst':'ix','value':0},{'op':'local_gather','dst':'lg','src_buffer':'x','index':'ix','num_elem_per_idx':2,'num_valid_indices':$G}" },
+    { "stream_shuffle", false, Z "{'op':'stream_shuffle','dst':'z','src':'x','shuffle_mask':[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}," STZ },
+    { "broadcast_partition", false, "{'op':'tile','name':'r1','shape':[1,$F],'dtype':'$D'},{'op':'tile','name':'bp','shape':[$P,$F],'dtype':'$D'},{'op':'load','dst':'r1','src':'o1'},{'op':'broadcast_partition','dst':'bp','src':'r1'}" },
+    { "dma_copy.sbuf", true, Z "{'op':'dma_copy','dst':'z','src':'x'}," STZ },
+    { "dma_copy.num", true, Z "{'op':'dma_copy','dst':'z','src':2.5}," STZ },
+    { "dma_transpose", false, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'$D'},{'op':'dma_transpose','dst':'t','src':'a'}" },
+    { "store.rmw", false, "{'op':'store','dst':'out','src':'x','rmw_op':'add'}" },
+    { "store.num", false, "{'op':'store','dst':'out','src':1.5}" },
+    { "rng", true, Z "{'op':'rng','dst':'z'}," STZ },
+    { "rand2", true, Z "{'op':'rand2','dst':'z','min':0,'max':1}," STZ },
+    { "quantize_mx", false, "{'op':'tile','name':'q','shape':[$P,$F],'dtype':'float8_e4m3fn'},{'op':'tile','name':'qs','shape':[$P,1],'dtype':'uint8'},{'op':'quantize_mx','dst':'q','src':'x','scale':'qs'}" },
+    { "quantize_mx.32", false, "{'op':'tile','name':'qx','shape':[$P,32],'dtype':'$D'},{'op':'memset','dst':'qx','value':1},{'op':'tile','name':'q','shape':[$P,32],'dtype':'float8_e5m2'},{'op':'tile','name':'qs','shape':[$P,1],'dtype':'uint8'},{'op':'quantize_mx','dst':'q','src':'qx','scale':'qs'}" },
+    { "quantize_mx.quad", false, "{'op':'tile','name':'qx','shape':[$P,$F,4],'dtype':'$D'},{'op':'memset','dst':'qx','value':1},{'op':'tile','name':'q','shape':[$P,$F],'dtype':'float8_e4m3fn_x4'},{'op':'tile','name':'qs','shape':[$P,$F],'dtype':'float8_e8m0fnu'},{'op':'quantize_mx','dst':'q','src':'qx','scale':'qs'}" },
+    { "matmul.bf16_psum", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'bfloat16','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y'}" },
+    { "activation.imm_bias", true, Z "{'op':'activation','dst':'z','src':'x','func':'exp','bias':1.5,'scale':2}," STZ },
+    { "register_load_store", false, "{'op':'register_alloc','reg':'r','x':0},{'op':'tile','name':'i1','shape':[1,1],'dtype':'int32'},{'op':'memset','dst':'i1','value':1},{'op':'register_load','dst':'r','src':'i1[0, 0]'},{'op':'register_store','dst':'i1[0, 0]','src':'r'}" },
+};
+
+static const char *const shapes[] = { "[1, 1]", "[1, 9]", "[128, 1]", "[128, 9]", "[5, 1, 1]",
+                                      "[128, 2, 3]", "[32, 1, 4]", "[64, 3, 1]" };
+/* larger and deeper shapes (more than a PSUM bank, four free dims) */
+static const char *const big_shapes[] = { "[128, 513]", "[2, 2, 2, 2, 2]", "[1, 1, 1, 1, 1]",
+                                          "[3, 4100]", "[16, 1, 1, 40]" };
+static const char *const dtypes[] = { "float32", "bfloat16", "float16", "int32", "uint8",
+                                      "float8_e4m3", "int16", "uint32", "float8_e5m2" };
+
+/* Partition views of the 128-partition shapes: every operand of the op
+ * (not the tiles' declarations, nor the loads of x and y) is sliced so,
+ * e.g. 'src':'x' -> 'src':'x[32:64]', to reach the start-partition rule
+ * (docs/semantics.md §2) and single-partition slices. */
+static const char *const views[] = { "[1:2]", "[17:20]", "[32:64]", "[64:128]", "[96:128]",
+                                     "[16:48]", "[0:33]" };
+static const char *const view_dtypes[] = { "float32", "bfloat16", "int32" };
+
+/* Append view after every quoted name that is a field's value (after ':'),
+ * except a tile's own name and the two loads' sources/destinations. */
+static void apply_view(const char *in, const char *view, char *out, size_t cap)
+{
+    size_t n = 0;
+    const char *p = in;
+    while (*p) {
+        assert_true(n + 64 < cap);
+        if (*p == '"' && p > in && p[-1] == ':' && (p[1] >= 'a' && p[1] <= 'z')) {
+            const char *e = strchr(p + 1, '"');
+            bool is_name = p - in >= 7 && !strncmp(p - 7, "\"name\"", 6);
+            bool ident = true;
+            for (const char *q = p + 1; q < e; q++)
+                if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_'))
+                    ident = false;
+            /* tiles, HBM outputs: names of one to four characters; op names,
+             * functions and dtypes are longer or not operands */
+            static const char *const opnds[] = { "x", "y", "z", "zc", "zf", "col", "out", "oc",
+                                                 "of", "xp", NULL };
+            bool opnd = false;
+            for (int i = 0; opnds[i]; i++)
+                if ((size_t)(e - p - 1) == strlen(opnds[i]) && !strncmp(p + 1, opnds[i], e - p - 1))
+                    opnd = true;
+            if (!is_name && ident && opnd) {
+                memcpy(out + n, p, (size_t)(e - p));
+                n += (size_t)(e - p);
+                size_t k = strlen(view);
+                memcpy(out + n, view, k);
+                n += k;
+                p = e;
+                continue;
+            }
+        }
+        out[n++] = *p++;
+    }
+    out[n] = 0;
+}
+
+typedef struct {
+    const char *S, *D, *B;
+    int P, F, G1;
+    const char *T;
+} vars_t;
+
+/* trn2 gets every shape and dtype; trn1 and trn3 (other engine rules:
+ * scalar bias, PSUM matmul dtypes, MX) the view dtypes */
+static const char *const targets[] = { "trn2", "trn1", "trn3" };
+
+/* Expand $-variables into out (asserts it fits). */
+static void expand(const char *t, const vars_t *v, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = t; *p; p++) {
+        char tmp[64];
+        const char *ins = NULL;
+        if (*p == '\'') {
+            ins = "\"";
+        } else if (*p == '$' && p[1]) {
+            p++;
+            switch (*p) {
+            case 'S': ins = v->S; break;
+            case 'D': ins = v->D; break;
+            case 'T': ins = v->T; break;
+            case 'B': ins = v->B; break;
+            case 'P': snprintf(tmp, sizeof tmp, "%d", v->P); ins = tmp; break;
+            case 'G':
+                if (p[1] == '1') {
+                    snprintf(tmp, sizeof tmp, "%d", v->G1);
+                    p++;
+                } else {
+                    snprintf(tmp, sizeof tmp, "%d", 16 * v->F);
+                }
+                ins = tmp;
+                break;
+            case 'F':
+                if (p[1] == '+' && p[2] == '1') {
+                    snprintf(tmp, sizeof tmp, "%d", v->F + 1);
+                    p += 2;
+                } else {
+                    snprintf(tmp, sizeof tmp, "%d", v->F);
+                }
+                ins = tmp;
+                break;
+            default: fail_msg("bad template variable $%c", *p);
+            }
+        } else {
+            assert_true(n + 1 < cap);
+            out[n++] = *p;
+            continue;
+        }
+        size_t k = strlen(ins);
+        assert_true(n + k < cap);
+        memcpy(out + n, ins, k);
+        n += k;
+    }
+    out[n] = 0;
+}
+
+static void shape_dims(const char *s, int *P, int *F, int *G1)
+{
+    int d[8] = { 0 }, nd = 0;
+    for (const char *p = s; *p && nd < 8; p++)
+        if (*p >= '0' && *p <= '9') {
+            d[nd++] = (int)strtol(p, (char **)&p, 10);
+            p--;
+        }
+    *P = d[0];
+    *G1 = d[1];
+    *F = 1;
+    for (int i = 1; i < nd; i++)
+        *F *= d[i];
+}
+
+static const char HDR[] =
+    "{'target':'$T','inputs':[{'name':'a','shape':$S,'dtype':'$D'},{'name':'b','shape':$S,'dtype':'$D'},"
+    "{'name':'c','shape':[$P,1],'dtype':'float32'}],"
+    "'outputs':[{'name':'out','shape':$S,'dtype':'$D'},{'name':'oc','shape':[$P,1],'dtype':'$D'},"
+    "{'name':'of','shape':[$P,1],'dtype':'float32'},{'name':'o8','shape':[$P,8],'dtype':'float32'},"
+    "{'name':'o6','shape':[$P,6],'dtype':'float32'},{'name':'o1','shape':[1,$F],'dtype':'$D'}],"
+    "'body':[{'op':'tile','name':'x','shape':$S,'dtype':'$D'},"
+    "{'op':'tile','name':'y','shape':$S,'dtype':'$D'},"
+    "{'op':'load','dst':'x','src':'a'},{'op':'load','dst':'y','src':'b'},";
+
+static void dump_seed(const char *dir, const char *tmpl, unsigned n, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sweep-%s-%u.json", dir, tmpl, n);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_sweep(void **state)
+{
+    (void)state;
+    const char *only = getenv("TPB_ORACLE_ONLY");
+    bool verbose = getenv("TPB_ORACLE_VERBOSE") != NULL;
+    const char *dump = getenv("TPB_ORACLE_DUMP");
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/oracle-sweep.%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
+             (int)getpid());
+    static char tmpl[8192], text[16384], body[16384];
+    unsigned counts[5] = { 0 }, findings = 0;
+    for (size_t t = 0; t < sizeof tmpls / sizeof tmpls[0]; t++) {
+        if (only && strncmp(tmpls[t].name, only, strlen(only)))
+            continue;
+        unsigned per[5] = { 0 };
+        for (size_t ti = 0; ti < sizeof targets / sizeof targets[0]; ti++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < (ti ? sizeof view_dtypes / sizeof view_dtypes[0]
+                                         : sizeof dtypes / sizeof dtypes[0]); di++)
+                for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
+                    vars_t v = { shapes[si], ti ? view_dtypes[di] : dtypes[di],
+                                 b ? "psum" : "sbuf", 0, 0, 0, targets[ti] };
+                    shape_dims(v.S, &v.P, &v.F, &v.G1);
+                    snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, tmpls[t].body);
+                    expand(tmpl, &v, text, sizeof text);
+                    tpb_err_t err;
+                    orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                    20000, dir, 2000000, &err);
+                    counts[r]++;
+                    per[r]++;
+                    if (dump && r == ORC_OK && per[r] <= 8)
+                        dump_seed(dump, tmpls[t].name, per[r], text);
+                    if (r == ORC_FIELD_ERROR)
+                        findings++;
+                    if (verbose || r == ORC_FIELD_ERROR)
+                        printf("%-12s %-26s %-12s %-9s %-4s %s %s\n", orc_result_name(r),
+                               tmpls[t].name, v.S, v.D, v.B, v.T,
+                               r == ORC_OK ? "" : err.msg);
+                }
+        for (size_t si = 0; si < sizeof big_shapes / sizeof big_shapes[0]; si++)
+            for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
+                for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
+                    vars_t v = { big_shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0,
+                                 "trn2" };
+                    shape_dims(v.S, &v.P, &v.F, &v.G1);
+                    snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, tmpls[t].body);
+                    expand(tmpl, &v, text, sizeof text);
+                    tpb_err_t err;
+                    orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                    20000, dir, 2000000, &err);
+                    counts[r]++;
+                    per[r]++;
+                    if (r == ORC_FIELD_ERROR)
+                        findings++;
+                    if (verbose || r == ORC_FIELD_ERROR)
+                        printf("%-12s %-26s %-12s %-9s %-4s %s\n", orc_result_name(r),
+                               tmpls[t].name, v.S, v.D, v.B, r == ORC_OK ? "" : err.msg);
+                }
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t vi = 0; vi < sizeof views / sizeof views[0]; vi++)
+                for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
+                    for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
+                        vars_t v = { shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0, "trn2" };
+                        shape_dims(v.S, &v.P, &v.F, &v.G1);
+                        if (v.P != 128)
+                            continue;
+                        snprintf(tmpl, sizeof tmpl, "%s", tmpls[t].body);
+                        expand(tmpl, &v, text, sizeof text);
+                        apply_view(text, views[vi], body, sizeof body);
+                        snprintf(tmpl, sizeof tmpl, "%s", HDR);
+                        expand(tmpl, &v, text, sizeof text);
+                        size_t hl = strlen(text), bl = strlen(body);
+                        assert_true(hl + bl + 3 < sizeof text);
+                        memcpy(text + hl, body, bl);
+                        memcpy(text + hl + bl, "]}", 3);
+                        tpb_err_t err;
+                        orc_result_t r = orc_check_text(text, strlen(text), "k.json",
+                                                        "/nonexistent", 20000, dir, 2000000, &err);
+                        counts[r]++;
+                        per[r]++;
+                        if (r == ORC_FIELD_ERROR)
+                            findings++;
+                        if (verbose || r == ORC_FIELD_ERROR)
+                            printf("%-12s %-26s %-12s %-9s %-4s %s %s\n", orc_result_name(r),
+                                   tmpls[t].name, v.S, v.D, v.B, views[vi],
+                                   r == ORC_OK ? "" : err.msg);
+                    }
+        if (verbose || !per[ORC_OK])
+            printf("  %-26s ok %u, compile errors %u, run errors %u, field errors %u\n",
+                   tmpls[t].name, per[ORC_OK], per[ORC_COMPILE_ERROR], per[ORC_RUN_ERROR],
+                   per[ORC_FIELD_ERROR]);
+    }
+    printf("sweep: %u kernels ran, %u refused by the compiler, %u run errors, %u field "
+           "errors\n", counts[ORC_OK], counts[ORC_COMPILE_ERROR], counts[ORC_RUN_ERROR],
+           counts[ORC_FIELD_ERROR]);
+    assert_int_equal(findings, 0);
+}
+
+/* A kernel of the sweep's header (shape S, dtype D) with body, which the
+ * compiler must refuse with a message holding each of want (NULL-ended). */
+static void expect_refused(const char *S, const char *D, const char *body, const char *const *want)
+{
+    static char tmpl[8192], text[16384];
+    vars_t v = { S, D, "sbuf", 0, 0, 0, "trn2" };
+    shape_dims(v.S, &v.P, &v.F, &v.G1);
+    snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, body);
+    expand(tmpl, &v, text, sizeof text);
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/oracle-found.%d", (int)getpid());
+    tpb_err_t err;
+    orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent", 20000, dir,
+                                    2000000, &err);
+    if (r != ORC_COMPILE_ERROR)
+        fail_msg("%s %s: %s (%s), expected a compile error", S, D, orc_result_name(r), err.msg);
+    for (int i = 0; want[i]; i++)
+        if (!strstr(err.msg, want[i]))
+            fail_msg("'%s' not in: %s", want[i], err.msg);
+}
+
+/* Found by the sweep: local_gather on fewer than 16 partitions (one
+ * partition: [1, 1], [1, 9]) compiled to an IndirectCopy the simulator
+ * refused ("works on whole 16-partition Pool cores"); NKI: src_buffer's
+ * partition size is a multiple of 16. */
+static void test_found_local_gather_partitions(void **state)
+{
+    (void)state;
+    static const char *const want[] = { "local_gather", "'index'", "multiple of 16", NULL };
+    static const char *const S[] = { "[1, 1]", "[1, 9]", "[8, 2]", "[24, 1]" };
+    for (int i = 0; i < 4; i++)
+        expect_refused(S[i], "float32",
+                       "{'op':'tile','name':'lg','shape':[$P,$G],'dtype':'$D'},{'op':'tile','name':'ix',"
+                       "'shape':$S,'dtype':'uint16'},{'op':'memset','dst':'ix','value':0},{'op':'local_gather',"
+                       "'dst':'lg','src_buffer':'x','index':'ix','num_elem_per_idx':1}",
+                       want);
+}
+
+/* Found by the sweep: quantize_mx's flat form (fp8 dst) with a free size
+ * not a multiple of 32, or a scale not one per 32 elements, compiled to a
+ * QuantizeMX the simulator refused ("scale: expected 1 partitions x 0
+ * scales"). */
+static void test_found_quantize_mx_blocks(void **state)
+{
+    (void)state;
+    static const char *const want_src[] = { "quantize_mx", "'src'", "multiple of 32", NULL };
+    expect_refused("[1, 9]", "bfloat16",
+                   "{'op':'tile','name':'q','shape':[$P,$F],'dtype':'float8_e4m3fn'},{'op':'tile','name':"
+                   "'qs','shape':[$P,1],'dtype':'uint8'},{'op':'quantize_mx','dst':'q','src':'x','scale':'qs'}",
+                   want_src);
+    static const char *const want_scale[] = { "quantize_mx", "'scale'", "must be [128, 2]", NULL };
+    expect_refused("[128, 64]", "bfloat16",
+                   "{'op':'tile','name':'q','shape':[$P,$F],'dtype':'float8_e4m3fn'},{'op':'tile','name':"
+                   "'qs','shape':[$P,1],'dtype':'uint8'},{'op':'quantize_mx','dst':'q','src':'x','scale':'qs'}",
+                   want_scale);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_found_local_gather_partitions),
+        cmocka_unit_test(test_found_quantize_mx_blocks),
+        cmocka_unit_test(test_sweep),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
