@@ -62,8 +62,8 @@ int sim_set_input(sim_t *s, const char *name, const npy_array_t *a, tpb_err_t *e
 int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err);
 /* Read one input from a .npy file. */
 int sim_load_input_file(sim_t *s, const char *name, const char *path, tpb_err_t *err);
-/* Bind every input not bound yet to the bytes HBM holds for it: zeros,
- * as HBM starts zeroed (tests and the fuzz oracle, docs/reliability.md). */
+/* Bind every input not bound yet to zeros (tests and the
+ * compile-and-simulate oracle, docs/reliability.md). */
 void sim_bind_zero_inputs(sim_t *s);
 /* Names of inputs not bound yet, comma separated into buf ("" if none). */
 int sim_missing_inputs(const sim_t *s, char *buf, size_t len);

@@ -10,6 +10,7 @@
 #ifndef TPB_TEST_ORACLE_H
 #define TPB_TEST_ORACLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,9 +36,13 @@ static inline const char *orc_result_name(orc_result_t r)
 }
 
 /* Compile k into dir (replaced), simulate it with zero inputs for at most
- * max_cycles, remove dir.  err gets the compile or simulation message. */
+ * max_cycles, remove dir.  err gets the compile or simulation message.
+ * timing_only (sim_options_t): every instruction's fields are still
+ * checked, the arithmetic is skipped (the fuzz harness under ASan: a
+ * 512 x 512 matmul would take seconds), and so are the value checks. */
 static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
-                                            uint64_t max_cycles, tpb_err_t *err)
+                                            uint64_t max_cycles, bool timing_only,
+                                            tpb_err_t *err)
 {
     err->msg[0] = 0;
     if (k->num_programs > 1)
@@ -53,6 +58,7 @@ static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *d
     sim_options_t so;
     sim_options_default(&so);
     so.max_cycles = max_cycles;
+    so.timing_only = timing_only;
     sim_t *s = NULL;
     orc_result_t r;
     if (sim_load(dir, &so, &s, err) != 0) {
@@ -80,7 +86,7 @@ static inline orc_result_t orc_check_text(const char *text, size_t len, const ch
     tir_kernel_t k;
     orc_result_t r = ORC_COMPILE_ERROR;
     if (enc_parse_kernel_json_opts(text, len, source, base_dir, &fo, &k, err) == 0)
-        r = orc_check_kernel(&k, dir, max_cycles, err);
+        r = orc_check_kernel(&k, dir, max_cycles, false, err);
     tir_kernel_free(&k);
     return r;
 }

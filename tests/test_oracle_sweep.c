@@ -23,7 +23,7 @@
 
 /* An op template: its body (after the tiles x, y of shape $S / dtype $D
  * loaded from a, b) with $-variables:
- *   $S shape, $D dtype, $P partitions, $F elements per partition ($F+1:
+ *   $S shape, $D dtype, $P partitions ($Q twice that), $F elements per partition ($F+1:
  *   one more), $G 16 x $F (local_gather's indices per core), $G1 the shape's
  *   first free dim,
  *   $B the dst tile's buffer (sbuf, or psum when the template allows it),
@@ -133,6 +133,58 @@ static const tmpl_t tmpls[] = {
     { "quantize_mx.quad", false, "{'op':'tile','name':'qx','shape':[$P,$F,4],'dtype':'$D'},{'op':'memset','dst':'qx','value':1},{'op':'tile','name':'q','shape':[$P,$F],'dtype':'float8_e4m3fn_x4'},{'op':'tile','name':'qs','shape':[$P,$F],'dtype':'float8_e8m0fnu'},{'op':'quantize_mx','dst':'q','src':'qx','scale':'qs'}" },
     { "matmul.bf16_psum", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'bfloat16','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y'}" },
     { "activation.imm_bias", true, Z "{'op':'activation','dst':'z','src':'x','func':'exp','bias':1.5,'scale':2}," STZ },
+    { "matmul.transpose", false, "{'op':'tile','name':'m','shape':[$F,$P],'dtype':'$D','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','is_transpose':true}" },
+    { "matmul.tile_position", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','tile_position':[0,0],'tile_size':[64,64]}" },
+    { "matmul.tile_position2", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','tile_position':[64,32],'tile_size':[64,32]}" },
+    { "matmul.onezero", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','is_stationary_onezero':true,'is_moving_onezero':true}" },
+    { "matmul.quant_offset", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'matmul','dst':'m','stationary':'x','moving':'y','ifmap_quant_offset':3}" },
+    { "matmul.double_row", false, "{'op':'tile','name':'m','shape':[$G1,$G1],'dtype':'float32','buffer':'psum'},{'op':'tile','name':'s2','shape':[$P,2,$G1],'dtype':'$D'},{'op':'memset','dst':'s2','value':1},{'op':'matmul','dst':'m','stationary':'s2','moving':'s2','perf_mode':'double_row'}" },
+    { "matmul.k_acc", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'for','var':'k','range':[0,3],'body':[{'op':'matmul','dst':'m','stationary':'x','moving':'y','accumulate':'k > 0'}]}" },
+    { "matmul_mx", false, "{'op':'tile','name':'m','shape':[$P,$F],'dtype':'float32','buffer':'psum'},{'op':'tile','name':'ss','shape':[$P,1],'dtype':'uint8'},{'op':'memset','dst':'ss','value':127},{'op':'matmul_mx','dst':'m','stationary':'x','moving':'y','stationary_scale':'ss','moving_scale':'ss'}" },
+    { "matmul_sparse", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'tile','name':'tg','shape':$S,'dtype':'uint8'},{'op':'memset','dst':'tg','value':0},{'op':'matmul_sparse','dst':'m','stationary':'x','moving':'y','tags':'tg','compress_ratio':2}" },
+    { "matmul_sparse.dense", false, "{'op':'tile','name':'m','shape':[$F,$F],'dtype':'float32','buffer':'psum'},{'op':'tile','name':'tg','shape':[$P,$F],'dtype':'uint8'},{'op':'iota','dst':'tg','pattern':[[0,$F]],'offset':0,'channel_multiplier':1},{'op':'tensor_scalar','dst':'tg','src':'tg','op0':'mod','operand0':2},{'op':'tile','name':'md','shape':[$Q,$F],'dtype':'$D'},{'op':'memset','dst':'md','value':1},{'op':'matmul_sparse','dst':'m','stationary':'x','moving':'md','tags':'tg','compress_ratio':2}" },
+    { "activation.reduce_cmds", true, ZF Z "{'op':'activation','dst':'z','src':'x','func':'copy','reduce_op':'max','reduce_cmd':'reset_reduce'},{'op':'activation','dst':'z','src':'y','func':'square','reduce_op':'max','reduce_cmd':'reduce','reduce_res':'zf'}," STZ "," STZF },
+    { "activation.funcs", true, Z "{'op':'activation','dst':'z','src':'x','func':'gelu'},{'op':'activation','dst':'z','src':'z','func':'sigmoid'},{'op':'activation','dst':'z','src':'z','func':'rsqrt'},{'op':'activation','dst':'z','src':'z','func':'silu'}," STZ },
+    { "activation.accumulate", true, ZF Z "{'op':'activation','dst':'z','src':'x','func':'exp','reduce_op':'add','reduce_res':'zf','accumulate':true}," STZ },
+    { "activate2.rev", true, COL Z "{'op':'activate2','dst':'z','src':'x','op0':'subtract','imm0':'col','op1':'multiply','imm1':2,'func':'exp','reverse0':true,'reverse1':true,'bias':'col'}," STZ },
+    { "activate2.prelu", true, COL Z "{'op':'activate2','dst':'z','src':'x','op0':'add','imm0':1,'func':'prelu','relu_param':'col'}," STZ },
+    { "tensor_scalar_reduce.load", true, COL ZF Z "{'op':'tensor_scalar_reduce','dst':'z','data':'x','op0':'multiply','operand0':'col','reduce_op':'max','reduce_cmd':'load_reduce','reduce_init':'col','reduce_res':'zf','reduce_res_negate':true}," STZ "," STZF },
+    { "tensor_scalar_reduce.chain", true, ZF Z "{'op':'tensor_scalar_reduce','dst':'z','data':'x','op0':'abs','reduce_op':'min'},{'op':'tensor_scalar_reduce','dst':'z','data':'y','op0':'add','operand0':2,'reduce_op':'min','reduce_cmd':'reduce','reduce_res':'zf'}," STZ "," STZF },
+    { "tensor_scalar_cumulative.load", true, COL Z "{'op':'tensor_scalar_cumulative','dst':'z','src':'x','op0':'add','op1':'max','imm0':'col','imm1':'col','reduce_cmd':'load_reduce'}," STZ },
+    { "exponential.tile", true, COL ZF Z "{'op':'exponential','dst':'z','src':'x','max_value':'col','reduce_res':'zf','reduce_cmd':'load_reduce','reduce_init':'col'}," STZ "," STZF },
+    { "select_reduce.tile", true, COL ZF Z "{'op':'select_reduce','dst':'z','predicate':'y','on_true':'x','on_false':'col','reduce_res':'zf','reduce_op':'maximum','reverse_pred':true}," STZ "," STZF },
+    { "select.tile", true, Z "{'op':'select','dst':'z','pred':'y','on_true':'x','on_false':'y'}," STZ },
+    { "dropout.tile", true, COL Z "{'op':'dropout','dst':'z','src':'x','prob':'col'}," STZ },
+    { "dropout.keep", true, Z "{'op':'dropout','dst':'z','src':'x','keep_rate':0.25}," STZ },
+    { "rand2.tile", true, COL Z "{'op':'tensor_scalar','dst':'col','src':'col','op0':'add','operand0':1},{'op':'rand2','dst':'z','min':0,'max':'col'}," STZ },
+    { "rng.pool", false, Z "{'op':'rng','dst':'z','engine':'gpsimd'}," STZ },
+    { "rand_state", false, "{'op':'tile','name':'st','shape':[$P,6],'dtype':'uint32'},{'op':'rand_get_state','dst':'st'},{'op':'rand_set_state','src_seeds':'st'}" },
+    { "rand_state.vector", false, "{'op':'tile','name':'st','shape':[$P,24],'dtype':'uint32'},{'op':'rand_get_state','dst':'st','engine':'vector'},{'op':'rand_set_state','src_seeds':'st','engine':'vector'}" },
+    { "set_rng_seed", false, "{'op':'tile','name':'sd','shape':[1,1],'dtype':'uint32'},{'op':'memset','dst':'sd','value':7},{'op':'set_rng_seed','src_seeds':'sd'}" },
+    { "iota.lnc", false, Z "{'op':'iota','dst':'z','pattern':[[2,$F]],'offset':1,'channel_multiplier':3,'lnc_multiplier':5}," STZ },
+    { "affine_select.rev", false, Z "{'op':'affine_select','dst':'z','on_true':'x','pattern':[[1,$F]],'offset':-2,'channel_multiplier':1,'cmp_op':'less','on_false_value':-1,'reverse_pred':true}," STZ },
+    { "tensor_partition_reduce.max", false, "{'op':'tile','name':'z1','shape':[1,$F],'dtype':'$D'},{'op':'tensor_partition_reduce','dst':'z1','src':'x','operator':'max'},{'op':'store','dst':'o1','src':'z1'}" },
+    { "tensor_partition_reduce.or", false, "{'op':'tile','name':'z1','shape':[1,$F],'dtype':'$D'},{'op':'tensor_partition_reduce','dst':'z1','src':'x','operator':'bitwise_or'},{'op':'store','dst':'o1','src':'z1'}" },
+    { "find_index8.bcast", false, "{'op':'tile','name':'v8','shape':[1,8],'dtype':'$D'},{'op':'memset','dst':'v8','value':0},{'op':'tile','name':'i8','shape':[$P,8],'dtype':'uint16'},{'op':'find_index8','dst':'i8','src':'x','vals':'v8'}" },
+    { "match_replace8.idx", false, Z "{'op':'tile','name':'v8','shape':[$P,8],'dtype':'$D'},{'op':'memset','dst':'v8','value':0},{'op':'tile','name':'i8','shape':[$P,8],'dtype':'uint32'},{'op':'match_replace8','dst':'z','src':'x','vals':'v8','imm':'-inf','dst_idx':'i8'}," STZ },
+    { "topk", false, "{'op':'tile','name':'tv','shape':[$P,8],'dtype':'bfloat16'},{'op':'tile','name':'ti','shape':[$P,8],'dtype':'uint32'},{'op':'topk','val_dst':'tv','idx_dst':'ti','src':'x','n':8}" },
+    { "sequence_bounds.i32", false, "{'op':'tile','name':'sb','shape':[$P,2,$F],'dtype':'int32'},{'op':'sequence_bounds','dst':'sb','segment_ids':'x'}" },
+    { "nonzero_with_count.off", false, "{'op':'tile','name':'nz','shape':[$P,$F+1],'dtype':'int32'},{'op':'nonzero_with_count','dst':'nz','src':'x','index_offset':3,'padding_val':7}" },
+    { "dma_transpose.sbuf", false, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'$D'},{'op':'dma_transpose','dst':'t','src':'x'}" },
+    { "dma_transpose.cast", false, "{'op':'tile','name':'t','shape':[$F,$P],'dtype':'float32'},{'op':'dma_transpose','dst':'t','src':'a'}" },
+    { "dma_compute", false, "{'op':'tile','name':'dc','shape':$S,'dtype':'float32'},{'op':'dma_compute','dst':'dc','srcs':['x','y','x'],'reduce_op':'add','scales':[1,2,0.5]}" },
+    { "dma_compute.two", false, Z "{'op':'dma_compute','dst':'z','srcs':['x','y'],'reduce_op':'add'}," STZ },
+    { "load.cast", false, "{'op':'tile','name':'lc','shape':$S,'dtype':'float32'},{'op':'load','dst':'lc','src':'a'}" },
+    { "load.psum", false, "{'op':'tile','name':'lp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'load','dst':'lp','src':'a'},{'op':'store','dst':'out','src':'lp'}" },
+    { "store.cast", false, "{'op':'tile','name':'sc','shape':$S,'dtype':'float32'},{'op':'tensor_copy','dst':'sc','src':'x'},{'op':'store','dst':'out','src':'sc'}" },
+    { "device_print", false, "{'op':'device_print','prefix':'x','src':'x'}" },
+    { "tensor_tensor_scan.psum", true, "{'op':'tile','name':'xp','shape':$S,'dtype':'$D','buffer':'psum'},{'op':'tensor_copy','dst':'xp','src':'x'}," Z "{'op':'tensor_tensor_scan','dst':'z','in0':'xp','in1':'y','initial':1,'op0':'add','op1':'multiply','reverse1':true}," STZ },
+    { "stream_shuffle.bcast", false, "{'op':'tile','name':'r1','shape':[1,$F],'dtype':'$D'},{'op':'memset','dst':'r1','value':1},{'op':'tile','name':'ss','shape':[32,$F],'dtype':'$D'},{'op':'stream_shuffle','dst':'ss','src':'r1','shuffle_mask':[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}" },
+    { "stream_shuffle.keep", false, Z "{'op':'stream_shuffle','dst':'z','src':'x','shuffle_mask':[255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0,255,0]}," STZ },
+    { "bn_stats.3d", false, "{'op':'tile','name':'z6','shape':[$P,1,6],'dtype':'float32'},{'op':'bn_stats','dst':'z6','data':'x'}" },
+    { "transpose.dve32", true, "{'op':'tile','name':'x32','shape':[32,32],'dtype':'$D'},{'op':'memset','dst':'x32','value':1},{'op':'tile','name':'t','shape':[32,32],'dtype':'$D','buffer':'$B'},{'op':'transpose','dst':'t','src':'x32','engine':'dve'}" },
+    { "transpose.dve64", false, "{'op':'tile','name':'x64','shape':[64,64],'dtype':'$D'},{'op':'memset','dst':'x64','value':1},{'op':'tile','name':'t','shape':[64,64],'dtype':'$D'},{'op':'transpose','dst':'t','src':'x64','engine':'dve'}" },
+    { "for.slices", false, "{'op':'tile','name':'acc','shape':[$P,1],'dtype':'float32'},{'op':'memset','dst':'acc','value':0},{'op':'for','var':'i','range':[0,$G1],'body':[{'op':'tensor_tensor','dst':'acc','in0':'acc','in1':'x[:, i]','operator':'add'}]},{'op':'store','dst':'of','src':'acc'}" },
     { "register_load_store", false, "{'op':'register_alloc','reg':'r','x':0},{'op':'tile','name':'i1','shape':[1,1],'dtype':'int32'},{'op':'memset','dst':'i1','value':1},{'op':'register_load','dst':'r','src':'i1[0, 0]'},{'op':'register_store','dst':'i1[0, 0]','src':'r'}" },
 };
 
@@ -194,6 +246,7 @@ typedef struct {
     const char *S, *D, *B;
     int P, F, G1;
     const char *T;
+    char M[96];     /* a mask pattern over the shape's free dims: [[1, d1], [1, d2], ...] */
 } vars_t;
 
 /* trn2 gets every shape and dtype; trn1 and trn3 (other engine rules:
@@ -215,8 +268,10 @@ static void expand(const char *t, const vars_t *v, char *out, size_t cap)
             case 'S': ins = v->S; break;
             case 'D': ins = v->D; break;
             case 'T': ins = v->T; break;
+            case 'M': ins = v->M; break;
             case 'B': ins = v->B; break;
             case 'P': snprintf(tmp, sizeof tmp, "%d", v->P); ins = tmp; break;
+            case 'Q': snprintf(tmp, sizeof tmp, "%d", 2 * v->P); ins = tmp; break;
             case 'G':
                 if (p[1] == '1') {
                     snprintf(tmp, sizeof tmp, "%d", v->G1);
@@ -248,6 +303,40 @@ static void expand(const char *t, const vars_t *v, char *out, size_t cap)
         n += k;
     }
     out[n] = 0;
+}
+
+static void shape_dims(const char *s, int *P, int *F, int *G1);
+
+/* The mask pattern of shape s: one [1, d] per free dim. */
+static void mask_pattern(vars_t *v)
+{
+    int d[8] = { 0 }, nd = 0;
+    for (const char *p = v->S; *p && nd < 8; p++)
+        if (*p >= '0' && *p <= '9') {
+            d[nd++] = (int)strtol(p, (char **)&p, 10);
+            p--;
+        }
+    size_t n = 0;
+    n += (size_t)snprintf(v->M + n, sizeof v->M - n, "[");
+    for (int i = 1; i < nd; i++)
+        n += (size_t)snprintf(v->M + n, sizeof v->M - n, "%s[1,%d]", i > 1 ? "," : "", d[i]);
+    snprintf(v->M + n, sizeof v->M - n, "]");
+}
+
+/* Insert a mask into the template's own op (the name before '.'). */
+static bool add_mask(const char *name, const char *in, char *out, size_t cap)
+{
+    char key[96];
+    size_t k = strcspn(name, ".");
+    snprintf(key, sizeof key, "{'op':'%.*s',", (int)k, name);
+    const char *at = strstr(in, key);
+    if (!at)
+        return false;
+    at += strlen(key);
+    int n = snprintf(out, cap, "%.*s'mask':{'pattern':$M,'offset':-1,'channel_multiplier':1,"
+                     "'cmp_op':'greater_equal'},%s", (int)(at - in), in, at);
+    assert_true(n > 0 && (size_t)n < cap);
+    return true;
 }
 
 static void shape_dims(const char *s, int *P, int *F, int *G1)
@@ -295,7 +384,7 @@ static void test_sweep(void **state)
     char dir[256];
     snprintf(dir, sizeof dir, "%s/oracle-sweep.%d", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp",
              (int)getpid());
-    static char tmpl[8192], text[16384], body[16384];
+    static char tmpl[40000], text[40000], body[16384];
     unsigned counts[5] = { 0 }, findings = 0;
     for (size_t t = 0; t < sizeof tmpls / sizeof tmpls[0]; t++) {
         if (only && strncmp(tmpls[t].name, only, strlen(only)))
@@ -307,7 +396,7 @@ static void test_sweep(void **state)
                                          : sizeof dtypes / sizeof dtypes[0]); di++)
                 for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
                     vars_t v = { shapes[si], ti ? view_dtypes[di] : dtypes[di],
-                                 b ? "psum" : "sbuf", 0, 0, 0, targets[ti] };
+                                 b ? "psum" : "sbuf", 0, 0, 0, targets[ti], "" };
                     shape_dims(v.S, &v.P, &v.F, &v.G1);
                     snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, tmpls[t].body);
                     expand(tmpl, &v, text, sizeof text);
@@ -316,7 +405,7 @@ static void test_sweep(void **state)
                                                     20000, dir, 2000000, &err);
                     counts[r]++;
                     per[r]++;
-                    if (dump && r == ORC_OK && per[r] <= 8)
+                    if (dump && (r == ORC_RUN_ERROR || (r == ORC_OK && per[r] <= 8)))
                         dump_seed(dump, tmpls[t].name, per[r], text);
                     if (r == ORC_FIELD_ERROR)
                         findings++;
@@ -329,7 +418,7 @@ static void test_sweep(void **state)
             for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
                 for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
                     vars_t v = { big_shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0,
-                                 "trn2" };
+                                 "trn2", "" };
                     shape_dims(v.S, &v.P, &v.F, &v.G1);
                     snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, tmpls[t].body);
                     expand(tmpl, &v, text, sizeof text);
@@ -345,10 +434,32 @@ static void test_sweep(void **state)
                                tmpls[t].name, v.S, v.D, v.B, r == ORC_OK ? "" : err.msg);
                 }
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
+                for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
+                    vars_t v = { shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0,
+                                 "trn2", "" };
+                    shape_dims(v.S, &v.P, &v.F, &v.G1);
+                    mask_pattern(&v);
+                    if (!add_mask(tmpls[t].name, tmpls[t].body, body, sizeof body))
+                        continue;
+                    snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, body);
+                    expand(tmpl, &v, text, sizeof text);
+                    tpb_err_t err;
+                    orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                    20000, dir, 2000000, &err);
+                    counts[r]++;
+                    per[r]++;
+                    if (r == ORC_FIELD_ERROR)
+                        findings++;
+                    if (verbose || r == ORC_FIELD_ERROR)
+                        printf("%-12s %-26s %-12s %-9s %-4s mask %s\n", orc_result_name(r),
+                               tmpls[t].name, v.S, v.D, v.B, r == ORC_OK ? "" : err.msg);
+                }
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
             for (size_t vi = 0; vi < sizeof views / sizeof views[0]; vi++)
                 for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
                     for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
-                        vars_t v = { shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0, "trn2" };
+                        vars_t v = { shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0, "trn2", "" };
                         shape_dims(v.S, &v.P, &v.F, &v.G1);
                         if (v.P != 128)
                             continue;
@@ -388,8 +499,8 @@ static void test_sweep(void **state)
  * compiler must refuse with a message holding each of want (NULL-ended). */
 static void expect_refused(const char *S, const char *D, const char *body, const char *const *want)
 {
-    static char tmpl[8192], text[16384];
-    vars_t v = { S, D, "sbuf", 0, 0, 0, "trn2" };
+    static char tmpl[40000], text[40000];
+    vars_t v = { S, D, "sbuf", 0, 0, 0, "trn2", "" };
     shape_dims(v.S, &v.P, &v.F, &v.G1);
     snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, body);
     expand(tmpl, &v, text, sizeof text);

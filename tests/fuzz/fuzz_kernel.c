@@ -10,7 +10,8 @@
  * Built as fuzz_kernel_sim (FUZZ_KERNEL_SIM, tests/fuzz/fuzz_kernel_sim.c),
  * it also checks the compile-and-simulate oracle (tests/oracle.h): a kernel
  * that compiles is written to a private directory and simulated with zero
- * inputs and a 2-million-cycle limit, and the simulator must not refuse an
+ * inputs, a 2-million-cycle limit and no arithmetic (timing_only: the
+ * fields are checked all the same), and the simulator must not refuse an
  * instruction's fields (sim_error_class SIM_ERR_FIELD). */
 #include <stdbool.h>
 #include <stdint.h>
@@ -52,7 +53,7 @@ static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc,
             char dir[128];
             snprintf(dir, sizeof dir, "%s/art", fuzz_dir);
             tpb_err_t se = { { 0 } };
-            orc_result_t r = orc_check_kernel(&k, dir, 2000000, &se);
+            orc_result_t r = orc_check_kernel(&k, dir, 2000000, true, &se);
             FUZZ_CHECK(r != ORC_FIELD_ERROR, "compiled, but the simulator refuses it: %s", se.msg);
             FUZZ_CHECK(r == ORC_OK || se.msg[0] != 0, "a %s without a message",
                        orc_result_name(r));
