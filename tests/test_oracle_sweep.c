@@ -354,15 +354,18 @@ static void shape_dims(const char *s, int *P, int *F, int *G1)
         *F *= d[i];
 }
 
-static const char HDR[] =
-    "{'target':'$T','inputs':[{'name':'a','shape':$S,'dtype':'$D'},{'name':'b','shape':$S,'dtype':'$D'},"
-    "{'name':'c','shape':[$P,1],'dtype':'float32'}],"
-    "'outputs':[{'name':'out','shape':$S,'dtype':'$D'},{'name':'oc','shape':[$P,1],'dtype':'$D'},"
-    "{'name':'of','shape':[$P,1],'dtype':'float32'},{'name':'o8','shape':[$P,8],'dtype':'float32'},"
-    "{'name':'o6','shape':[$P,6],'dtype':'float32'},{'name':'o1','shape':[1,$F],'dtype':'$D'}],"
-    "'body':[{'op':'tile','name':'x','shape':$S,'dtype':'$D'},"
-    "{'op':'tile','name':'y','shape':$S,'dtype':'$D'},"
-    "{'op':'load','dst':'x','src':'a'},{'op':'load','dst':'y','src':'b'},";
+#define HDR_DECL                                                                                  \
+    "{'target':'$T','inputs':[{'name':'a','shape':$S,'dtype':'$D'},{'name':'b','shape':$S,'dtype':'$D'},"  \
+    "{'name':'c','shape':[$P,1],'dtype':'float32'}],"                                            \
+    "'outputs':[{'name':'out','shape':$S,'dtype':'$D'},{'name':'oc','shape':[$P,1],'dtype':'$D'}," \
+    "{'name':'of','shape':[$P,1],'dtype':'float32'},{'name':'o8','shape':[$P,8],'dtype':'float32'}," \
+    "{'name':'o6','shape':[$P,6],'dtype':'float32'},{'name':'o1','shape':[1,$F],'dtype':'$D'}],"  \
+    "'body':["
+#define HDR_LOADS                                                                                 \
+    "{'op':'tile','name':'x','shape':$S,'dtype':'$D'},"                                          \
+    "{'op':'tile','name':'y','shape':$S,'dtype':'$D'},"                                          \
+    "{'op':'load','dst':'x','src':'a'},{'op':'load','dst':'y','src':'b'},"
+static const char HDR[] = HDR_DECL HDR_LOADS;
 
 static void dump_seed(const char *dir, const char *tmpl, unsigned n, const char *text)
 {
@@ -431,6 +434,28 @@ static void test_sweep(void **state)
                         findings++;
                     if (verbose || r == ORC_FIELD_ERROR)
                         printf("%-12s %-26s %-12s %-9s %-4s %s\n", orc_result_name(r),
+                               tmpls[t].name, v.S, v.D, v.B, r == ORC_OK ? "" : err.msg);
+                }
+        /* the whole body in a loop of 3 iterations, rolled (one body, register
+         * addresses, a back branch: docs/compiler.md "Rolled loops") */
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < sizeof view_dtypes / sizeof view_dtypes[0]; di++)
+                for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
+                    vars_t v = { shapes[si], view_dtypes[di], b ? "psum" : "sbuf", 0, 0, 0,
+                                 "trn2", "" };
+                    shape_dims(v.S, &v.P, &v.F, &v.G1);
+                    snprintf(tmpl, sizeof tmpl, HDR_DECL "{'op':'for','var':'i','range':[24],"
+                             "'roll':true,'body':[" HDR_LOADS "%s]}]}", tmpls[t].body);
+                    expand(tmpl, &v, text, sizeof text);
+                    tpb_err_t err;
+                    orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                    20000, dir, 2000000, &err);
+                    counts[r]++;
+                    per[r]++;
+                    if (r == ORC_FIELD_ERROR)
+                        findings++;
+                    if (verbose || r == ORC_FIELD_ERROR)
+                        printf("%-12s %-26s %-12s %-9s %-4s rolled %s\n", orc_result_name(r),
                                tmpls[t].name, v.S, v.D, v.B, r == ORC_OK ? "" : err.msg);
                 }
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
@@ -552,11 +577,27 @@ static void test_found_quantize_mx_blocks(void **state)
                    want_scale);
 }
 
+/* Found by the sweep's rolled pass: a loop with "roll": true whose first
+ * iteration has a DMA where the second has another instruction (x and y
+ * are loaded once, before the loop, so only iteration 0 waits on them)
+ * crashed `tpb compile` (roll.c congruent read the other instruction's
+ * DMA fields, a NULL pointer); now the loop is refused with the reason. */
+static void test_found_roll_dma_vs_other(void **state)
+{
+    (void)state;
+    static const char *const want[] = { "\"roll\": true", "cannot be rolled", NULL };
+    expect_refused("[1, 1]", "float32",
+                   "{'op':'for','var':'i','range':[3],'roll':true,'body':[" Z
+                   "{'op':'tensor_copy','dst':'z','src':'x','engine':'dve'}," STZ "]}",
+                   want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_found_local_gather_partitions),
         cmocka_unit_test(test_found_quantize_mx_blocks),
+        cmocka_unit_test(test_found_roll_dma_vs_other),
         cmocka_unit_test(test_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
