@@ -265,7 +265,16 @@ static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_
     case ISA_OP_DMA_DIRECT2D:
     case ISA_OP_DMA_DIRECT3D:
     case ISA_OP_DMA_INDIRECT2D:
-        return sim_dma_descriptor(s, c, e, e->idx, err);
+        if (sim_dma_descriptor(s, c, e, e->idx, err) == 0)
+            return 0;
+        /* a descriptor's checks (queue, spaces, element counts, dtypes,
+         * addresses) read its fields alone unless a register moves a side */
+        s->err_class = isa_op_is_direct_dma(d->inst.op) &&
+                               (d->inst.f.DDESC.src_reg != ISA_REG_NONE ||
+                                d->inst.f.DDESC.dst_reg != ISA_REG_NONE)
+                           ? SIM_ERR_RUN
+                           : SIM_ERR_FIELD;
+        return -1;
     case ISA_OP_DMA_TRIGGER:
         return sim_dma_trigger(s, c, e, e->idx,
                                sim_cycle_to_ps(sim_ps_to_cycle_ceil(start, e->clk_mhz) + *cycles,
