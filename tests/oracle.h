@@ -14,10 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "fileio.h"
 #include "frontend.h"
+#include "lnc.h"
 #include "sim.h"
 
 typedef enum {
@@ -25,7 +27,7 @@ typedef enum {
     ORC_OK,                /* compiled and ran to the end */
     ORC_RUN_ERROR,         /* compiled; the run stopped on values, cycles, a deadlock */
     ORC_FIELD_ERROR,       /* compiled; the simulator refused an instruction's fields */
-    ORC_SKIPPED,           /* a launch grid of more than one program (not compiled here) */
+    ORC_SKIPPED,           /* orc_check_kernel: a launch grid of more than one program */
 } orc_result_t;
 
 static inline const char *orc_result_name(orc_result_t r)
@@ -35,26 +37,13 @@ static inline const char *orc_result_name(orc_result_t r)
     return n[r];
 }
 
-/* Compile k into dir (replaced), simulate it with zero inputs for at most
- * max_cycles, remove dir.  err gets the compile or simulation message.
- * timing_only (sim_options_t): every instruction's fields are still
- * checked, the arithmetic is skipped (the fuzz harness under ASan: a
+/* Simulate the artifact in dir with zero inputs for at most max_cycles,
+ * remove dir.  timing_only (sim_options_t): every instruction's fields are
+ * still checked, the arithmetic is skipped (the fuzz harness under ASan: a
  * 512 x 512 matmul would take seconds), and so are the value checks. */
-static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
-                                            uint64_t max_cycles, bool timing_only,
-                                            tpb_err_t *err)
+static inline orc_result_t orc_simulate(const char *dir, uint64_t max_cycles, bool timing_only,
+                                        tpb_err_t *err)
 {
-    err->msg[0] = 0;
-    if (k->num_programs > 1)
-        return ORC_SKIPPED;
-    enc_options_t o;
-    memset(&o, 0, sizeof o);
-    o.mode = ENC_RUN_ISA_CHECKS;
-    o.out_dir = dir;
-    if (enc_compile(k, &o, NULL, err) != 0) {
-        fio_rmtree(dir);
-        return ORC_COMPILE_ERROR;
-    }
     sim_options_t so;
     sim_options_default(&so);
     so.max_cycles = max_cycles;
@@ -75,7 +64,29 @@ static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *d
     return r;
 }
 
-/* The same from kernel JSON text (constant files resolved in base_dir). */
+/* Compile a one-program kernel k into dir (replaced) and simulate it
+ * (orc_simulate).  err gets the compile or simulation message. */
+static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
+                                            uint64_t max_cycles, bool timing_only,
+                                            tpb_err_t *err)
+{
+    err->msg[0] = 0;
+    if (k->num_programs > 1)
+        return ORC_SKIPPED;
+    enc_options_t o;
+    memset(&o, 0, sizeof o);
+    o.mode = ENC_RUN_ISA_CHECKS;
+    o.out_dir = dir;
+    if (enc_compile(k, &o, NULL, err) != 0) {
+        fio_rmtree(dir);
+        return ORC_COMPILE_ERROR;
+    }
+    return orc_simulate(dir, max_cycles, timing_only, err);
+}
+
+/* The same from kernel JSON text (constant files resolved in base_dir); a
+ * launch grid of several programs is compiled by the multi-core driver
+ * from the text written to <dir>.json. */
 static inline orc_result_t orc_check_text(const char *text, size_t len, const char *source,
                                           const char *base_dir, int64_t max_ops, const char *dir,
                                           uint64_t max_cycles, tpb_err_t *err)
@@ -85,8 +96,24 @@ static inline orc_result_t orc_check_text(const char *text, size_t len, const ch
     fo.max_ops = max_ops;
     tir_kernel_t k;
     orc_result_t r = ORC_COMPILE_ERROR;
-    if (enc_parse_kernel_json_opts(text, len, source, base_dir, &fo, &k, err) == 0)
-        r = orc_check_kernel(&k, dir, max_cycles, false, err);
+    if (enc_parse_kernel_json_opts(text, len, source, base_dir, &fo, &k, err) == 0) {
+        if (k.num_programs > 1) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s.json", dir);
+            enc_options_t o;
+            memset(&o, 0, sizeof o);
+            o.mode = ENC_RUN_ISA_CHECKS;
+            o.out_dir = dir;
+            if (fio_write_atomic(path, text, len, err) == 0 &&
+                enc_compile_mc(path, &o, NULL, err) == 0)
+                r = orc_simulate(dir, max_cycles, false, err);
+            else
+                fio_rmtree(dir);
+            unlink(path);
+        } else {
+            r = orc_check_kernel(&k, dir, max_cycles, false, err);
+        }
+    }
     tir_kernel_free(&k);
     return r;
 }

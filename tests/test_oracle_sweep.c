@@ -241,6 +241,23 @@ static const char *const big_shapes[] = { "[128, 513]", "[2, 2, 2, 2, 2]", "[1, 
 static const char *const dtypes[] = { "float32", "bfloat16", "int32", "uint8", "float16",
                                       "float8_e4m3", "int16", "uint32", "float8_e5m2" };
 
+/* Multi-core templates: the header with "grid": ["nc(2)"] (every core
+ * loads the whole a and b, stores the whole out: the same values). */
+static const tmpl_t mc_tmpls[] = {
+    { "mc.sendrecv", false, Z "{'op':'sendrecv','dst':'z','src':'x','peer':'1 - pid'}," STZ },
+    { "mc.all_reduce", false, Z "{'op':'all_reduce','srcs':['x'],'dsts':['z'],'operator':'add','replica_group':[[0,1]]}," STZ },
+    { "mc.all_reduce_max", false, Z "{'op':'all_reduce','srcs':['x'],'dsts':['z'],'operator':'maximum'}," STZ },
+    { "mc.all_gather", false, "{'op':'tile','name':'g2','shape':[$Q,$F],'dtype':'$D'},{'op':'all_gather','srcs':['x'],'dsts':['g2'],'replica_group':[[0,1]]}" },
+    { "mc.all_gather_dim1", false, "{'op':'tile','name':'g2','shape':[$P,2,$F],'dtype':'$D'},{'op':'all_gather','srcs':['x'],'dsts':['g2'],'collective_dim':1}" },
+    { "mc.reduce_scatter", false, "{'op':'tile','name':'x2','shape':[$Q,$F],'dtype':'$D'},{'op':'memset','dst':'x2','value':1},{'op':'reduce_scatter','srcs':['x2'],'dsts':['x'],'operator':'add'}" },
+    { "mc.permute", false, Z "{'op':'collective_permute','srcs':['x'],'dsts':['z'],'source_target_pairs':[[0,1],[1,0]]}," STZ },
+    { "mc.rank_id", false, Z "{'op':'rank_id','dst':'z'}," STZ },
+    { "mc.barrier", false, Z "{'op':'core_barrier','cores':[0,1]},{'op':'tensor_copy','dst':'z','src':'x'}," STZ },
+    { "mc.iota_lnc", false, Z "{'op':'iota','dst':'z','pattern':[[1,$F]],'offset':0,'channel_multiplier':1,'lnc_multiplier':7}," STZ },
+    { "mc.all_reduce_hbm", false, "{'op':'all_reduce','srcs':['a'],'dsts':['out'],'operator':'add'}" },
+    { "mc.all_to_all_hbm", false, "{'op':'all_to_all','srcs':['a'],'dsts':['out']}" },
+};
+
 /* Partition views of the 128-partition shapes: every operand of the op
  * (not the tiles' declarations, nor the loads of x and y) is sliced so,
  * e.g. 'src':'x' -> 'src':'x[32:64]', to reach the start-partition rule
@@ -575,6 +592,35 @@ static void test_sweep(void **state)
         if (verbose || !per[ORC_OK])
             printf("  %-26s ok %u, compile errors %u, run errors %u, field errors %u\n",
                    tmpls[t].name, per[ORC_OK], per[ORC_COMPILE_ERROR], per[ORC_RUN_ERROR],
+                   per[ORC_FIELD_ERROR]);
+    }
+    /* the multi-core templates: trn2, base shapes, ndt dtypes */
+    for (size_t t = 0; t < sizeof mc_tmpls / sizeof mc_tmpls[0]; t++) {
+        if (only && strncmp(mc_tmpls[t].name, only, strlen(only)))
+            continue;
+        unsigned per[5] = { 0 };
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < ndt; di++) {
+                vars_t v = { shapes[si], dtypes[di], "sbuf", 0, 0, 0, "trn2", "" };
+                shape_dims(v.S, &v.P, &v.F, &v.G1);
+                snprintf(tmpl, sizeof tmpl, "{'grid':['nc(2)'],%s%s]}", HDR + 1, mc_tmpls[t].body);
+                expand(tmpl, &v, text, sizeof text);
+                tpb_err_t err;
+                orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                20000, dir, 2000000, &err);
+                counts[r]++;
+                per[r]++;
+                if (r == ORC_FIELD_ERROR)
+                    findings++;
+                if (dump && (r == ORC_RUN_ERROR || (r == ORC_OK && per[r] <= 8)))
+                    dump_seed(dump, mc_tmpls[t].name, per[r], text);
+                if (verbose || r == ORC_FIELD_ERROR)
+                    printf("%-12s %-26s %-12s %-9s nc(2) %s\n", orc_result_name(r),
+                           mc_tmpls[t].name, v.S, v.D, r == ORC_OK ? "" : err.msg);
+            }
+        if (verbose || !per[ORC_OK])
+            printf("  %-26s ok %u, compile errors %u, run errors %u, field errors %u\n",
+                   mc_tmpls[t].name, per[ORC_OK], per[ORC_COMPILE_ERROR], per[ORC_RUN_ERROR],
                    per[ORC_FIELD_ERROR]);
     }
     printf("sweep: %u kernels ran, %u refused by the compiler, %u run errors, %u field "
