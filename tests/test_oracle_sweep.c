@@ -538,6 +538,30 @@ static void test_sweep(void **state)
                                tmpls[t].name, v.S, v.D, b ? "before" : "inside",
                                r == ORC_OK ? "" : err.msg);
                 }
+        /* the body in a dynamic_range whose count (3) a register holds at
+         * run time (docs/compiler.md "Dynamic loops") */
+        for (size_t si = 0; !base_only && si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < nvd; di++) {
+                vars_t v = { shapes[si], view_dtypes[di], "sbuf", 0, 0, 0, "trn2", "" };
+                shape_dims(v.S, &v.P, &v.F, &v.G1);
+                snprintf(tmpl, sizeof tmpl, HDR_DECL "{'op':'register_alloc','reg':'n','x':0},"
+                         "{'op':'tile','name':'cnt','shape':[1,1],'dtype':'int32'},"
+                         "{'op':'memset','dst':'cnt','value':3},"
+                         "{'op':'register_load','dst':'n','src':'cnt[0, 0]'},"
+                         "{'op':'dynamic_range','var':'i','range':[0,'n',1],'body':["
+                         HDR_LOADS "%s]}]}", tmpls[t].body);
+                expand(tmpl, &v, text, sizeof text);
+                tpb_err_t err;
+                orc_result_t r = orc_check_text(text, strlen(text), "k.json", "/nonexistent",
+                                                20000, dir, 2000000, &err);
+                counts[r]++;
+                per[r]++;
+                if (r == ORC_FIELD_ERROR)
+                    findings++;
+                if (verbose || r == ORC_FIELD_ERROR)
+                    printf("%-12s %-26s %-12s %-9s dynamic %s\n", orc_result_name(r),
+                           tmpls[t].name, v.S, v.D, r == ORC_OK ? "" : err.msg);
+            }
         for (size_t si = 0; !base_only && si < sizeof shapes / sizeof shapes[0]; si++)
             for (size_t di = 0; di < nvd; di++)
                 for (int b = 0; b < (tmpls[t].psum ? 2 : 1); b++) {
