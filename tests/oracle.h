@@ -65,16 +65,20 @@ static inline orc_result_t orc_simulate(const char *dir, uint64_t max_cycles, bo
 }
 
 /* Compile a one-program kernel k into dir (replaced) and simulate it
- * (orc_simulate).  err gets the compile or simulation message. */
-static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
-                                            uint64_t max_cycles, bool timing_only,
-                                            tpb_err_t *err)
+ * (orc_simulate).  err gets the compile or simulation message.  base:
+ * compile options to start from (--sbuf-limit, --loops), or NULL. */
+static inline orc_result_t orc_check_kernel_opts(const tir_kernel_t *k, const char *dir,
+                                                 uint64_t max_cycles, bool timing_only,
+                                                 const enc_options_t *base, tpb_err_t *err)
 {
     err->msg[0] = 0;
     if (k->num_programs > 1)
         return ORC_SKIPPED;
     enc_options_t o;
-    memset(&o, 0, sizeof o);
+    if (base)
+        o = *base;
+    else
+        memset(&o, 0, sizeof o);
     o.mode = ENC_RUN_ISA_CHECKS;
     o.out_dir = dir;
     if (enc_compile(k, &o, NULL, err) != 0) {
@@ -84,12 +88,20 @@ static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *d
     return orc_simulate(dir, max_cycles, timing_only, err);
 }
 
+static inline orc_result_t orc_check_kernel(const tir_kernel_t *k, const char *dir,
+                                            uint64_t max_cycles, bool timing_only,
+                                            tpb_err_t *err)
+{
+    return orc_check_kernel_opts(k, dir, max_cycles, timing_only, NULL, err);
+}
+
 /* The same from kernel JSON text (constant files resolved in base_dir); a
  * launch grid of several programs is compiled by the multi-core driver
  * from the text written to <dir>.json. */
-static inline orc_result_t orc_check_text(const char *text, size_t len, const char *source,
-                                          const char *base_dir, int64_t max_ops, const char *dir,
-                                          uint64_t max_cycles, tpb_err_t *err)
+static inline orc_result_t orc_check_text_opts(const char *text, size_t len, const char *source,
+                                               const char *base_dir, int64_t max_ops,
+                                               const char *dir, uint64_t max_cycles,
+                                               const enc_options_t *base, tpb_err_t *err)
 {
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
@@ -111,11 +123,18 @@ static inline orc_result_t orc_check_text(const char *text, size_t len, const ch
                 fio_rmtree(dir);
             unlink(path);
         } else {
-            r = orc_check_kernel(&k, dir, max_cycles, false, err);
+            r = orc_check_kernel_opts(&k, dir, max_cycles, false, base, err);
         }
     }
     tir_kernel_free(&k);
     return r;
+}
+
+static inline orc_result_t orc_check_text(const char *text, size_t len, const char *source,
+                                          const char *base_dir, int64_t max_ops, const char *dir,
+                                          uint64_t max_cycles, tpb_err_t *err)
+{
+    return orc_check_text_opts(text, len, source, base_dir, max_ops, dir, max_cycles, NULL, err);
 }
 
 #endif

@@ -538,6 +538,28 @@ static void test_sweep(void **state)
                                tmpls[t].name, v.S, v.D, b ? "before" : "inside",
                                r == ORC_OK ? "" : err.msg);
                 }
+        /* an SBUF of 128 bytes per partition (--sbuf-limit): the allocator
+         * spills (docs/compiler.md "SBUF spilling") */
+        for (size_t si = 0; !base_only && si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t di = 0; di < nvd; di++) {
+                vars_t v = { shapes[si], view_dtypes[di], "sbuf", 0, 0, 0, "trn2", "" };
+                shape_dims(v.S, &v.P, &v.F, &v.G1);
+                snprintf(tmpl, sizeof tmpl, "%s%s]}", HDR, tmpls[t].body);
+                expand(tmpl, &v, text, sizeof text);
+                enc_options_t eo;
+                memset(&eo, 0, sizeof eo);
+                eo.sbuf_limit = 128;
+                tpb_err_t err;
+                orc_result_t r = orc_check_text_opts(text, strlen(text), "k.json", "/nonexistent",
+                                                     20000, dir, 2000000, &eo, &err);
+                counts[r]++;
+                per[r]++;
+                if (r == ORC_FIELD_ERROR)
+                    findings++;
+                if (verbose || r == ORC_FIELD_ERROR)
+                    printf("%-12s %-26s %-12s %-9s sbuf-limit %s\n", orc_result_name(r),
+                           tmpls[t].name, v.S, v.D, r == ORC_OK ? "" : err.msg);
+            }
         /* the body in a dynamic_range whose count (3) a register holds at
          * run time (docs/compiler.md "Dynamic loops") */
         for (size_t si = 0; !base_only && si < sizeof shapes / sizeof shapes[0]; si++)
