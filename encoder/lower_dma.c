@@ -790,6 +790,15 @@ static int lower_local_gather(lower_ctx_t *c)
         return -1;
     if (f->idx.dtype != ISA_DT_UINT16)
         return lw_err(c, "local_gather index must be a uint16 tile");
+    /* whole 16-partition GpSimd cores: the count is validated, the start
+     * is known here (a slice such as t[8:24]) */
+    const isa_tap_t *taps[3] = { &f->src, &f->idx, &f->out };
+    static const char *const names[3] = { "src_buffer", "index", "dst" };
+    for (int i = 0; i < 3; i++)
+        if (taps[i]->start % 16 || taps[i]->nparts % 16)
+            return lw_err(c, "local_gather: %s covers partitions %u..%u; it runs on whole "
+                          "16-partition GpSimd cores (start and count multiples of 16)",
+                          names[i], taps[i]->start, taps[i]->start + taps[i]->nparts - 1);
     if (op->rare->num_elem_per_idx < 1 || op->rare->num_elem_per_idx > 255)
         return lw_err(c, "num_elem_per_idx %d must be 1..255", op->rare->num_elem_per_idx);
     if (op->rare->num_valid < 0 || op->rare->num_valid > 65535)

@@ -78,9 +78,11 @@ static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t 
 {
     if (dst->space != ISA_SPACE_PSUM)
         return lw_err(c, "dst must be a PSUM tile");
-    if (st->nparts != mv->nparts)
-        return lw_err(c, "stationary has %u partitions (K) but moving has %u", st->nparts,
-                      mv->nparts);
+    /* a sparse stationary's Kc compressed rows stand for Kc * r dense ones */
+    unsigned k = st->nparts * (c->op->kind == TIR_MATMUL_SPARSE ? c->op->rare->compress_ratio : 1);
+    if (k != mv->nparts)
+        return lw_err(c, "stationary has %u partitions (K%s) but moving has %u", k,
+                      k != st->nparts ? ", dense" : "", mv->nparts);
     uint64_t m = tap_elems_free(st), n = tap_elems_free(mv);
     if (c->op->flags & TIR_F_DOUBLE_ROW) {
         if (m % 2 || n % 2)

@@ -168,7 +168,9 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
     for (int t = 0; t < len; t++) {
         pl->wstep[t] = (int64_t)B[t].isa.sync.wait_val - (int64_t)A[t].isa.sync.wait_val;
         pl->sstep[t] = pl->dstep[t] = 0;
-        if (isa_op_is_direct_dma(A[t].isa.op)) {
+        /* B[t] may be another instruction (one without DMA fields: f NULL);
+         * same_body below then reports the difference */
+        if (isa_op_is_direct_dma(A[t].isa.op) && B[t].isa.op == A[t].isa.op) {
             pl->sstep[t] = (int64_t)B[t].isa.f->DDESC.src.addr - (int64_t)A[t].isa.f->DDESC.src.addr;
             pl->dstep[t] = (int64_t)B[t].isa.f->DDESC.dst.addr - (int64_t)A[t].isa.f->DDESC.dst.addr;
         }

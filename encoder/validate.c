@@ -416,7 +416,14 @@ static int check_local_gather(const vctx_t *v)
     /* each GpSimd core serves 16 partitions; its indices are those of its
      * partitions' rows */
     int64_t parts = ap_parts(op->index);
-    int64_t per_core = (parts < 16 ? parts : 16) * ap_free(op->index);
+    /* NKI: src_buffer's (and index's) partition count is a multiple of 16:
+     * the instruction runs on whole GpSimd cores (the simulator refuses
+     * anything else) */
+    if (parts % 16)
+        return vfail(v, "index", "%lld partitions: local_gather runs on whole 16-partition "
+                     "GpSimd cores, so index and src_buffer need a multiple of 16 partitions",
+                     (long long)parts);
+    int64_t per_core = 16 * ap_free(op->index);
     int64_t nvalid = op->rare->num_valid > 0 ? op->rare->num_valid : per_core;
     if (op->rare->num_valid < 0)
         return vfail(v, "num_valid_indices", "%d is negative", op->rare->num_valid);
@@ -680,7 +687,19 @@ static int check_misc(const vctx_t *v)
         if (!is_mx_fp8(dd))
             return vfail(v, "dst", "dtype %s (float8_e4m3fn, float8_e5m2 or their _x4 quads)",
                          isa_dtype_numpy_name(dd));
-        return same_pf(v, op->dst, -1, op->src[0], 0);
+        if (same_pf(v, op->dst, -1, op->src[0], 0))
+            return -1;
+        /* the flat form: one scale per 32 consecutive elements of a partition */
+        int64_t f = ap_free(op->src[0]);
+        if (f % 32)
+            return vfail(v, "src", "%lld elements per partition: quantize_mx to %s scales blocks "
+                         "of 32 elements of a partition, so it needs a multiple of 32",
+                         (long long)f, isa_dtype_numpy_name(dd));
+        if (ap_parts(op->dst2) != ap_parts(op->src[0]) || ap_free(op->dst2) != f / 32)
+            return vfail(v, "scale", "must be [%lld, %lld] (one scale per 32 elements of src), "
+                         "not %lld x %lld", (long long)ap_parts(op->src[0]), (long long)(f / 32),
+                         (long long)ap_parts(op->dst2), (long long)ap_free(op->dst2));
+        return 0;
     }
     case TIR_CORE_BARRIER: {
         unsigned all = v->k->num_programs >= 32 ? 0xffffffffu : (1u << v->k->num_programs) - 1;

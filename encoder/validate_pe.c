@@ -93,9 +93,25 @@ int enc_check_matmul(const vctx_t *v)
         M_ /= 2;
         N_ /= 2;
     }
-    if (ap_parts(mv) != K_)
+    if (op->kind == TIR_MATMUL_SPARSE) {
+        /* stationary holds Kc compressed rows, 4/r per group of 4 dense
+         * rows; the contraction runs over the dense K = Kc * r rows, which
+         * moving has (semantics.md "LdWeightsSparse / MatmulSparse") */
+        int64_t r = op->rare->compress_ratio, keep = 4 / r;
+        if (K_ % keep)
+            return vfail(v, "stationary", "%lld compressed rows are not whole groups of %lld "
+                         "(compress_ratio %lld keeps %lld of every 4 dense rows)", (long long)K_,
+                         (long long)keep, (long long)r, (long long)keep);
+        if (ap_parts(mv) != K_ * r)
+            return vfail(v, "moving", "%lld partitions; the sparse stationary's %lld compressed "
+                         "rows expand to K = %lld x compress_ratio %lld = %lld dense rows, which "
+                         "moving must have", (long long)ap_parts(mv), (long long)K_,
+                         (long long)K_, (long long)r, (long long)(K_ * r));
+        K_ *= r;
+    } else if (ap_parts(mv) != K_) {
         return vfail(v, "moving", "contraction (partition) size %lld differs from stationary's "
                      "%lld", (long long)ap_parts(mv), (long long)K_);
+    }
     if (K_ > kmax)
         return vfail(v, "stationary", "contraction size %lld > %lld", (long long)K_,
                      (long long)kmax);

@@ -353,7 +353,7 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         int64_t a = (int64_t)p.addr +
                     (int64_t)(int32_t)ctx->regs[f->s0_reg] * (int64_t)isa_dtype_size(p.dtype);
         if (a < 0 || a > 0xFFFFFF)
-            return sim_fail(ctx, "s0_reg: r%u = %d moves s0 to byte %lld, outside a partition",
+            return sim_fail_data(ctx, "s0_reg: r%u = %d moves s0 to byte %lld, outside a partition",
                             f->s0_reg, (int32_t)ctx->regs[f->s0_reg], (long long)a);
         s0bits = (uint32_t)a | (p.dtype & 0xFu) << 24 | (p.space & 3u) << 28;
     }
@@ -570,7 +570,7 @@ static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd
     unsigned parts = sim_rows_parts(ctx, all, 2, in->nparts, sim_opnd_elems(in) * w);
     float *res = malloc((size_t)parts * ((size_t)out->nfree + 1) * sizeof *res);
     if (!res)
-        return sim_fail(ctx, "out of memory");
+        return sim_fail_data(ctx, "out of memory");
     reduce_rows_t r = { in, out, op, negate, g, res };
     sim_rows_split(ctx->pool, parts, in->nparts, reduce_span, &r);
     free(res);
@@ -619,7 +619,7 @@ static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         uint8_t *seen = calloc(nout, 1);
         if (!acc || !seen) {
             free(seen);
-            sim_fail(ctx, "out of memory");
+            sim_fail_data(ctx, "out of memory");
             goto done;
         }
         for (unsigned p = 0; p < o[0].nparts; p++) {

@@ -44,7 +44,7 @@ static int exec_max8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         row = malloc((size_t)o[0].nfree * sizeof *row);
         taken = malloc(o[0].nfree);
         if (!row || !taken) {
-            sim_fail(ctx, "out of memory");
+            sim_fail_data(ctx, "out of memory");
             goto done;
         }
         for (unsigned p = 0; p < o[0].nparts; p++) {
@@ -114,7 +114,7 @@ static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out
         row = malloc((size_t)o[0].nfree * sizeof *row);
         done_el = malloc(o[0].nfree);
         if (!row || !done_el) {
-            sim_fail(ctx, "out of memory");
+            sim_fail_data(ctx, "out of memory");
             goto done;
         }
         for (unsigned p = 0; p < o[0].nparts; p++) {

@@ -19,7 +19,7 @@ static int snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o, uint8_t **buf, uin
     *buf = malloc((size_t)o->nparts * o->nfree * o->esize + 1);
     *offs = malloc((size_t)o->nfree * sizeof **offs + 1);
     if (!*buf || !*offs)
-        return sim_fail(ctx, "out of memory");
+        return sim_fail_data(ctx, "out of memory");
     for (unsigned p = 0; p < o->nparts; p++)
         for (uint32_t i = 0; i < o->nfree; i++)
             memcpy(*buf + ((size_t)p * o->nfree + i) * o->esize, sim_el(o, p, i), o->esize);

@@ -114,6 +114,8 @@ typedef struct sim_exec_ctx {
                                    (ops.h sim_plan_t), or NULL */
     unsigned plan_i;            /* operands resolved so far by this instruction */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
+    bool data_fail;             /* the failure came from values (sim_fail_data), not from
+                                   the instruction's fields (sim_fail) */
 } sim_exec_ctx_t;
 
 /* Execute one decoded instruction.  Returns 0, or -1 with ctx->err set.

@@ -648,6 +648,21 @@ void sim_inputs_timing_only(sim_t *s)
     }
 }
 
+void sim_bind_zero_inputs(sim_t *s)
+{
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        sim_tensor_t *t = &s->tensors[i];
+        if (strcmp(t->kind, "input") || t->bound || t->addr >= s->hbm_bytes)
+            continue;
+        uint64_t n = t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr;
+        memset(s->hbm + t->addr, 0, n);   /* else sim_fill_pending's 0xFF sentinel */
+        if (s->hbm_init)
+            memset(s->hbm_init + t->addr, 1, n);
+        t->sentinel_pending = false;
+        t->bound = true;
+    }
+}
+
 int sim_missing_inputs(const sim_t *s, char *buf, size_t len)
 {
     int n = 0;

@@ -188,8 +188,13 @@ static inline float sim_f32_from_bits(uint32_t bits)
     return f;
 }
 
-/* Errors naming the operand: all return -1. */
+/* Errors naming the operand: all return -1.  sim_fail refuses the
+ * instruction's fields (what the program text alone decides: a compiler
+ * that emitted it has a bug, sim_error_class SIM_ERR_FIELD); sim_fail_data
+ * a failure of the values met at run time (an index out of range, a tag, a
+ * register's value, an uninitialised read, out of memory). */
 int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sim_fail_data(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Resolve o[0] = "in" (read) and o[1] = "out" (written) of the same shape;
  * the caller frees both whatever the result. */
 int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,

@@ -282,13 +282,13 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         for (uint32_t m = 0; m < o[0].nfree; m++) {
             int64_t tag = num_load_i64(sim_el(&o[1], j, m), o[1].dtype);
             if (tag < 0 || tag >= SPARSE_GROUP) {
-                sim_fail(ctx, "tags: partition %u element %u: tag %lld outside 0..3",
+                sim_fail_data(ctx, "tags: partition %u element %u: tag %lld outside 0..3",
                          o[1].start + j, m, (long long)tag);
                 goto done;
             }
             for (unsigned j2 = j - j % keep; j2 < j; j2++)
                 if (num_load_i64(sim_el(&o[1], j2, m), o[1].dtype) == tag) {
-                    sim_fail(ctx, "tags: partitions %u and %u element %u: duplicate tag %lld "
+                    sim_fail_data(ctx, "tags: partitions %u and %u element %u: duplicate tag %lld "
                              "in one group of 4 rows", o[1].start + j2, o[1].start + j, m,
                              (long long)tag);
                     goto done;
@@ -393,7 +393,7 @@ static int mm_transpose_row(sim_exec_ctx_t *ctx, const sim_opnd_t *mv, uint32_t 
         }
     }
     if (hits != 1)
-        return sim_fail(ctx, "moving: transpose mode streams an identity (0/1 values, one 1 "
+        return sim_fail_data(ctx, "moving: transpose mode streams an identity (0/1 values, one 1 "
                         "per column); column %u is not one", n);
     return 0;
 }
@@ -585,7 +585,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     uint32_t xs = mm_row_stride(xn);
     float *x = malloc(((size_t)k * xs + 1) * sizeof *x), *res = NULL;
     if (!x)
-        return sim_fail(ctx, "out of memory");
+        return sim_fail_data(ctx, "out of memory");
     sim_pe_fstats_t xst, ws;
     sim_pe_stats_init(&xst);
     sim_pe_stats_init(&ws);
@@ -605,7 +605,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
         res = malloc(((size_t)m * n + 1) * sizeof *res);
         if (!res) {
             free(x);
-            return sim_fail(ctx, "out of memory");
+            return sim_fail_data(ctx, "out of memory");
         }
         a.out = res;
         a.ostride = n;

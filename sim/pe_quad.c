@@ -39,7 +39,7 @@ int sim_pe_quad_matmul(sim_exec_ctx_t *ctx, unsigned row_pos, unsigned col_pos,
     /* the moving quads, scaled, lane by lane: x[(p * n + j) * 4 + l] */
     float *x = malloc((size_t)k * n * 4 * sizeof *x);
     if (!x)
-        return sim_fail(ctx, "out of memory for the MX moving data (%u x %u quads)", k, n);
+        return sim_fail_data(ctx, "out of memory for the MX moving data (%u x %u quads)", k, n);
     for (unsigned p = 0; p < k; p++)
         for (uint32_t j = 0; j < n; j++) {
             unsigned s = *sim_el(scale, isa_mx_quad_scale_row(p), j);

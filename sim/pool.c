@@ -221,7 +221,7 @@ static int exec_indirect_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             uint32_t ie = j / POOL_CORE_PARTS;
             int64_t k = num_load_i64(sim_el(&o[1], ip, ie), o[1].dtype);
             if (k < 0 || (uint64_t)k + e > o[0].nfree) {
-                sim_fail(ctx, "idx: partition %u element %u: offset %lld + %u elements outside "
+                sim_fail_data(ctx, "idx: partition %u element %u: offset %lld + %u elements outside "
                          "the %u elements of a src partition", o[1].start + ip, ie,
                          (long long)k, e, o[0].nfree);
                 goto done;
@@ -276,7 +276,7 @@ static int exec_pool_gather(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         for (uint32_t j = 0; j < o[1].nfree; j++) {
             int64_t k = num_load_i64(sim_el(&o[1], p, j), o[1].dtype);
             if (k >= (int64_t)o[0].nfree) {
-                sim_fail(ctx, "idx: partition %u element %u: index %lld outside data's %u "
+                sim_fail_data(ctx, "idx: partition %u element %u: index %lld outside data's %u "
                          "elements", o[1].start + p, j, (long long)k, o[0].nfree);
                 goto done;
             }

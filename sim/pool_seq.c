@@ -135,7 +135,7 @@ static int topk_rows(sim_exec_ctx_t *ctx, const isa_fmt_TOPK_t *f, const sim_opn
     uint32_t n = f->n, k = o[1].nfree;
     topk_el_t *el = malloc((size_t)n * sizeof *el);
     if (!el)
-        return sim_fail(ctx, "n: out of memory for %u elements", n);
+        return sim_fail_data(ctx, "n: out of memory for %u elements", n);
     for (unsigned g = 0; g < o[0].nparts; g += 16) {
         for (uint32_t e = 0; e < n; e++) {
             el[e].v = num_load_f32(sim_el(&o[0], g + e % 16, e / 16), o[0].dtype);

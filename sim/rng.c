@@ -134,7 +134,7 @@ static int exec_rand2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         float a = f->min_is_ptr ? num_load_f32(sim_el(&o[1], p, 0), o[1].dtype) : lo;
         float b = f->max_is_ptr ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : hi;
         if (!(a < b)) {
-            sim_fail(ctx, "min/max: partition %u: min %g is not below max %g", o[0].start + p,
+            sim_fail_data(ctx, "min/max: partition %u: min %g is not below max %g", o[0].start + p,
                      (double)a, (double)b);
             goto done;
         }

@@ -224,7 +224,9 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;
+    e->ctx.data_fail = false;
     if (impl->exec(&e->ctx, d) != 0) {
+        s->err_class = e->ctx.data_fail ? SIM_ERR_RUN : SIM_ERR_FIELD;
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);
@@ -263,7 +265,16 @@ static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_
     case ISA_OP_DMA_DIRECT2D:
     case ISA_OP_DMA_DIRECT3D:
     case ISA_OP_DMA_INDIRECT2D:
-        return sim_dma_descriptor(s, c, e, e->idx, err);
+        if (sim_dma_descriptor(s, c, e, e->idx, err) == 0)
+            return 0;
+        /* a descriptor's checks (queue, spaces, element counts, dtypes,
+         * addresses) read its fields alone unless a register moves a side */
+        s->err_class = isa_op_is_direct_dma(d->inst.op) &&
+                               (d->inst.f.DDESC.src_reg != ISA_REG_NONE ||
+                                d->inst.f.DDESC.dst_reg != ISA_REG_NONE)
+                           ? SIM_ERR_RUN
+                           : SIM_ERR_FIELD;
+        return -1;
     case ISA_OP_DMA_TRIGGER:
         return sim_dma_trigger(s, c, e, e->idx,
                                sim_cycle_to_ps(sim_ps_to_cycle_ceil(start, e->clk_mhz) + *cycles,
@@ -588,6 +599,11 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+sim_err_class_t sim_error_class(const sim_t *s)
+{
+    return s->err_class;
+}
+
 int sim_run(sim_t *s, tpb_err_t *err)
 {
     if (s->ran)
@@ -652,6 +668,8 @@ int sim_run(sim_t *s, tpb_err_t *err)
     }
     sim_pool_destroy(s->pool);
     s->pool = NULL;
+    if (rc != 0 && s->err_class == SIM_ERR_NONE)
+        s->err_class = SIM_ERR_RUN;
     if (rc == 0)
         check_leftovers(s);
     s->wall_seconds = wall_now() - w0;

@@ -62,6 +62,9 @@ int sim_set_input(sim_t *s, const char *name, const npy_array_t *a, tpb_err_t *e
 int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err);
 /* Read one input from a .npy file. */
 int sim_load_input_file(sim_t *s, const char *name, const char *path, tpb_err_t *err);
+/* Bind every input not bound yet to zeros (tests and the
+ * compile-and-simulate oracle, docs/reliability.md). */
+void sim_bind_zero_inputs(sim_t *s);
 /* Names of inputs not bound yet, comma separated into buf ("" if none). */
 int sim_missing_inputs(const sim_t *s, char *buf, size_t len);
 
@@ -69,6 +72,15 @@ int sim_missing_inputs(const sim_t *s, char *buf, size_t len);
  * instruction index, opcode, operand and address (or the deadlock, or the
  * cycle limit).  Can be called once per sim_t. */
 int sim_run(sim_t *s, tpb_err_t *err);
+
+/* Why sim_run failed.  SIM_ERR_FIELD: a compute instruction's fields were
+ * refused (an operand's shape, dtype, address, an op or mode it does not
+ * take): decided by the program text alone, so a compiled kernel that gets
+ * it shows a compiler bug.  SIM_ERR_RUN: anything else (values met at run
+ * time such as an index out of range, the cycle limit, a deadlock, a DMA or
+ * control instruction's error).  SIM_ERR_NONE before a failed run. */
+typedef enum { SIM_ERR_NONE = 0, SIM_ERR_FIELD = 1, SIM_ERR_RUN = 2 } sim_err_class_t;
+sim_err_class_t sim_error_class(const sim_t *s);
 
 /* Write every output tensor as <outdir>/<name>.npy, as one transaction
  * (common/txn.h): all or none of the files are replaced. */

@@ -297,6 +297,7 @@ struct sim {
     uint64_t next_progress;
     uint64_t ref_mhz;
     bool ran;
+    sim_err_class_t err_class;   /* why sim_run failed (sim_error_class) */
     sim_pool_t *pool;            /* --threads > 1: workers for large instructions (sim_run) */
     double wall_seconds;
     char **warnings;

@@ -22,6 +22,18 @@ int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...)
     return -1;
 }
 
+int sim_fail_data(sim_exec_ctx_t *ctx, const char *fmt, ...)
+{
+    ctx->data_fail = true;
+    if (!ctx->err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err->msg, sizeof ctx->err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 static const char *space_name(unsigned s)
 {
     const char *n = isa_enum_name(ISA_FT_SPACE, s);
@@ -180,7 +192,7 @@ int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
         for (uint32_t i = 0; i < o->nfree; i++)
             for (unsigned b = 0; b < o->esize; b++)
                 if (!row[sim_off(o, i) + b])
-                    return sim_fail(ctx, "%s: read of uninitialised %s byte at "
+                    return sim_fail_data(ctx, "%s: read of uninitialised %s byte at "
                                     "partition %u address 0x%x (never written)",
                                     o->name, space_name(o->space), o->start + p,
                                     sim_off(o, i) + b);
@@ -227,7 +239,7 @@ static int offsets_alloc(sim_exec_ctx_t *ctx, sim_opnd_t *o, uint32_t n)
     }
     o->off = malloc((size_t)(n ? n : 1) * sizeof *o->off);
     if (!o->off)
-        return sim_fail(ctx, "%s: out of memory", o->name);
+        return sim_fail_data(ctx, "%s: out of memory", o->name);
     o->owned = true;
     return 0;
 }

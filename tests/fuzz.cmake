@@ -4,7 +4,7 @@
 # committed.  The inputs a fuzzer once failed on are: tests/fuzz/regress/<h>/
 # is replayed by CTest's fuzz_replay_<h> in every build (through libFuzzer
 # in the fuzz build, through tests/fuzz/replay.c elsewhere).
-set(TPB_FUZZ_HARNESSES npy dis asm sidecar kernel sim trace map)
+set(TPB_FUZZ_HARNESSES npy dis asm sidecar kernel kernel_sim sim trace map)
 if(TPB_FUZZ)
   foreach(h ${TPB_FUZZ_HARNESSES})
     add_executable(fuzz_${h} ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_${h}.c)

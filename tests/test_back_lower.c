@@ -76,13 +76,15 @@ static void test_matmul_mx_sparse(void **state)
     int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 256);
     int ws = BU_T(&k, "ws", TIR_T_SBUF, ISA_DT_UINT8, 4, 128);   /* K/32 partitions */
     int xs = BU_T(&k, "xs", TIR_T_SBUF, ISA_DT_UINT8, 4, 256);
-    int tg = BU_T(&k, "tags", TIR_T_SBUF, ISA_DT_UINT8, 128, 128);
+    /* 1:4 sparse: 32 compressed rows stand for the 128 dense rows of x */
+    int wsp = BU_T(&k, "wsp", TIR_T_SBUF, ISA_DT_FP8E4M3, 32, 128);
+    int tg = BU_T(&k, "tags", TIR_T_SBUF, ISA_DT_UINT8, 32, 128);
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 256);
     mx_op(&k, w, x, ws, xs, p);
     tir_op_t op;
     tir_op_init(&op, TIR_MATMUL_SPARSE);
     op.dst = bu_whole(&k, p);
-    op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x), op.src[2] = bu_whole(&k, tg);
+    op.src[0] = bu_whole(&k, wsp), op.src[1] = bu_whole(&k, x), op.src[2] = bu_whole(&k, tg);
     op.nsrc = 3;
     tir_op_rare_t cr = *op.rare;
     cr.compress_ratio = 4;

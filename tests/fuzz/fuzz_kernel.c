@@ -5,7 +5,14 @@
  * reader the front-end parses with agrees with cJSON on the text (accepts,
  * position, every node: jsonarena_diff.h).  Constant files are
  * resolved in an empty directory; the op limit is kept small so one input
- * stays fast. */
+ * stays fast.
+ *
+ * Built as fuzz_kernel_sim (FUZZ_KERNEL_SIM, tests/fuzz/fuzz_kernel_sim.c),
+ * it also checks the compile-and-simulate oracle (tests/oracle.h): a kernel
+ * that compiles is written to a private directory and simulated with zero
+ * inputs, a 2-million-cycle limit and no arithmetic (timing_only: the
+ * fields are checked all the same), and the simulator must not refuse an
+ * instruction's fields (sim_error_class SIM_ERR_FIELD). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +22,10 @@
 #include "frontend.h"
 #include "fuzz_util.h"
 #include "../jsonarena_diff.h"
+#ifdef FUZZ_KERNEL_SIM
+#include "../oracle.h"
+#include "fuzz_art.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -36,6 +47,18 @@ static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc,
         tpb_err_t ce = { { 0 } };
         if (compile && k.num_programs <= 1 && enc_compile(&k, &o, NULL, &ce) != 0)
             FUZZ_CHECK(ce.msg[0] != 0, "a compile error without a message");
+#ifdef FUZZ_KERNEL_SIM
+        else if (compile && k.num_programs <= 1) {
+            fuzz_art_setup("kernel-sim");
+            char dir[128];
+            snprintf(dir, sizeof dir, "%s/art", fuzz_dir);
+            tpb_err_t se = { { 0 } };
+            orc_result_t r = orc_check_kernel(&k, dir, 2000000, true, &se);
+            FUZZ_CHECK(r != ORC_FIELD_ERROR, "compiled, but the simulator refuses it: %s", se.msg);
+            FUZZ_CHECK(r == ORC_OK || se.msg[0] != 0, "a %s without a message",
+                       orc_result_name(r));
+        }
+#endif
     }
     tir_kernel_free(&k);
     return text;
