@@ -11,27 +11,30 @@
 
 #include "ops.h"
 
+static int fail_v(sim_exec_ctx_t *ctx, const char *fmt, va_list ap)
+{
+    if (ctx->err)
+        vsnprintf(ctx->err->msg, sizeof ctx->err->msg, fmt, ap);
+    return -1;
+}
+
 int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...)
 {
-    if (!ctx->err)
-        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err->msg, sizeof ctx->err->msg, fmt, ap);
+    int rc = fail_v(ctx, fmt, ap);
     va_end(ap);
-    return -1;
+    return rc;
 }
 
 int sim_fail_data(sim_exec_ctx_t *ctx, const char *fmt, ...)
 {
     ctx->data_fail = true;
-    if (!ctx->err)
-        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err->msg, sizeof ctx->err->msg, fmt, ap);
+    int rc = fail_v(ctx, fmt, ap);
     va_end(ap);
-    return -1;
+    return rc;
 }
 
 static const char *space_name(unsigned s)
