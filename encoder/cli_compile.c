@@ -367,7 +367,8 @@ int tpb_cmd_compile(int argc, char **argv)
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
                        .dma_desc_reuse = desc_reuse, .fsync = durable,
-                       .sbuf_limit = sbuf_limit, .spare = &spare};
+                       .sbuf_limit = sbuf_limit, .spare = &spare,
+                       .max_ops = fo.max_ops};   /* shared by a grid's programs */
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */
@@ -376,6 +377,12 @@ int tpb_cmd_compile(int argc, char **argv)
     tpb_spare_release(&spare);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);
+        if (o.max_ops && strstr(err.msg, "op limit")) {
+            fmt_bytes(limit, lim_s, sizeof lim_s);
+            fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
+                            "(estimated %llu bytes per op); give a larger --max-memory\n",
+                    (long long)o.max_ops, lim_s, (unsigned long long)per_op);
+        }
         return 1;
     }
     if (mode == ENC_COLLECT_OPCODES) {
