@@ -329,7 +329,9 @@ static int parse_one(const char *path, const char *target, int pid, int np, int6
             return tpb_errf(err, "program %d of %d: the programs before it unroll to %lld ops, "
                             "the op limit of the whole launch is %lld", pid, np,
                             (long long)used, (long long)max_ops);
-        fo.max_ops = max_ops - used;
+        fo.max_ops = max_ops - used;   /* and each program's own guard */
+        if (fo.max_ops > ENC_DEFAULT_MAX_OPS)
+            fo.max_ops = ENC_DEFAULT_MAX_OPS;
     }
     if (enc_parse_kernel_file_opts(path, &fo, out, err) == 0)
         return 0;

@@ -305,6 +305,36 @@ static void test_compile_grid_op_limit_shared(void **state)
     assert_int_equal(fio_rmtree(dir), 0);
 }
 
+/* Each program of a grid is counted with its fixed part (its arrays, its
+ * tensors): a 2-op kernel on a grid of 16384 programs holds ~600 MB and is
+ * refused under --max-memory 256M before its programs are parsed (before,
+ * only ops were counted: 2 x 16384 x 1120 bytes = 35 MiB, and it compiled
+ * in 635 MB). */
+static void test_compile_grid_programs_counted(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tpb_cgridp_XXXXXX", p[600], out[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/k.json", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"kernel\": \"k\", \"grid\": [16384], \"inputs\": [{\"name\": \"x\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"out\", \"shape\": [1, 4], "
+          "\"dtype\": \"float32\"}], \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}, {\"op\": \"load\", \"dst\": \"t\", \"src\": \"x\"}, "
+          "{\"op\": \"store\", \"dst\": \"out\", \"src\": \"t\"}]}\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(run(out, sizeof out, "%s compile %s/k.json -o %s/a --max-memory 256M", tb_tpb(),
+                         dir, dir), 1);
+    assert_non_null(strstr(out, "k.json: estimated memory"));
+    assert_non_null(strstr(out, "16384 programs"));
+    assert_non_null(strstr(out, "for the program and its 3 tensors"));
+    assert_non_null(strstr(out, "--max-memory"));
+    snprintf(p, sizeof p, "%s/a", dir);
+    assert_false(fio_exists(p));
+    assert_int_equal(fio_rmtree(dir), 0);
+}
+
 static void test_sim_error_no_outputs(void **state)
 {
     (void)state;
@@ -343,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_fsync_same_outputs),
         cmocka_unit_test(test_compile_fsync_same_artifacts),
         cmocka_unit_test(test_compile_grid_op_limit_shared),
+        cmocka_unit_test(test_compile_grid_programs_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
