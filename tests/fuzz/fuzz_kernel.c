@@ -5,24 +5,66 @@
  * reader the front-end parses with agrees with cJSON on the text (accepts,
  * position, every node: jsonarena_diff.h).  Constant files are
  * resolved in an empty directory; the op limit is kept small so one input
- * stays fast. */
+ * stays fast.  A grid of 2..8 programs goes through the multi-core driver
+ * as tpb compile runs it (enc_compile_mc: every program parsed under one
+ * shared op limit, split, compiled, linked and written to a private
+ * directory on tmpfs): it succeeds or fails with a message. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
+#include "fileio.h"
 #include "frontend.h"
+#include "lnc.h"
 #include "fuzz_util.h"
 #include "../jsonarena_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+#define FUZZ_MAX_OPS 4096
+
+static char mc_dir[64];
+
+static void mc_remove(void)
+{
+    fio_rmtree(mc_dir);
+}
+
+/* The multi-core driver reads the kernel from a file (once per program). */
+static void compile_grid(const uint8_t *data, size_t size)
+{
+    if (!mc_dir[0]) {
+        snprintf(mc_dir, sizeof mc_dir, "%s/tpb-fuzz-kernel.XXXXXX",
+                 fio_is_dir("/dev/shm") ? "/dev/shm" : "/tmp");
+        FUZZ_CHECK(mkdtemp(mc_dir) != NULL, "mkdtemp");
+        atexit(mc_remove);
+    }
+    char path[128], out[128];
+    snprintf(path, sizeof path, "%s/k.json", mc_dir);
+    snprintf(out, sizeof out, "%s/art", mc_dir);
+    FILE *f = fopen(path, "wb");
+    FUZZ_CHECK(f != NULL, "%s: cannot create", path);
+    FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "%s: write failed", path);
+    enc_options_t o;
+    memset(&o, 0, sizeof o);
+    o.mode = ENC_RUN_ISA_CHECKS;
+    o.out_dir = out;
+    o.max_ops = FUZZ_MAX_OPS;
+    tpb_err_t ce = { { 0 } };
+    if (enc_compile_mc(path, &o, NULL, &ce) != 0)
+        FUZZ_CHECK(ce.msg[0] != 0, "a multi-core compile error without a message");
+    fio_rmtree(out);
+}
+
 static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc, tpb_err_t *err)
 {
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
-    fo.max_ops = 4096;
+    fo.max_ops = FUZZ_MAX_OPS;
     tir_kernel_t k;
     *rc = enc_parse_kernel_json_opts((const char *)data, size, "k.json", "/nonexistent-fuzz-dir",
                                      &fo, &k, err);
@@ -36,6 +78,8 @@ static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc,
         tpb_err_t ce = { { 0 } };
         if (compile && k.num_programs <= 1 && enc_compile(&k, &o, NULL, &ce) != 0)
             FUZZ_CHECK(ce.msg[0] != 0, "a compile error without a message");
+        if (compile && k.num_programs > 1 && k.num_programs <= 8)
+            compile_grid(data, size);
     }
     tir_kernel_free(&k);
     return text;
