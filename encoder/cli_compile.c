@@ -378,7 +378,7 @@ int tpb_cmd_compile(int argc, char **argv)
     }
     /* a grid: every program's fixed part (the tensors are the same in all
      * of them), then the ops, counted from program 0 here and shared by all
-     * programs while they unroll (enc_options_t.max_ops) */
+     * programs while they unroll (enc_compile_mc_limit) */
     uint64_t np = k.num_programs > 1 ? (uint64_t)k.num_programs : 1;
     uint64_t fixed = np > 1 ? np * (bytes_per_program() + (uint64_t)k.ntensors * bytes_per_tensor()) : 0;
     if (np > 1 || link)   /* the multi-core driver */
@@ -405,23 +405,27 @@ int tpb_cmd_compile(int argc, char **argv)
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
                        .dma_desc_reuse = desc_reuse, .fsync = durable,
-                       .sbuf_limit = sbuf_limit, .spare = &spare,
-                       .max_ops = mc_ops > 0 ? mc_ops : 1};   /* shared by a grid's programs */
+                       .sbuf_limit = sbuf_limit, .spare = &spare};
+    if (mc_ops < 1)
+        mc_ops = 1;
     enc_stats_t st;
     memset(&st, 0, sizeof st);
-    /* a grid of several programs goes through the multi-core split/link */
-    int rc = k.num_programs > 1 || link ? enc_compile_mc(in, &o, &st, &err) : enc_compile_release(&k, &o, &st, &err);
+    /* a grid of several programs goes through the multi-core split/link,
+     * its programs sharing mc_ops while they unroll */
+    bool mc = k.num_programs > 1 || link;
+    int rc = mc ? enc_compile_mc_limit(in, &o, mc_ops, &st, &err)
+                : enc_compile_release(&k, &o, &st, &err);
     tir_kernel_free(&k);
     tpb_spare_release(&spare);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);
-        if (o.max_ops && strstr(err.msg, "op limit")) {
+        if (mc && strstr(err.msg, "op limit")) {
             fmt_bytes(limit, lim_s, sizeof lim_s);
             fmt_bytes(fixed, est_s, sizeof est_s);
             fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
                             "less %s for the programs and their tensors (estimated %llu bytes per op); "
                             "give a larger --max-memory\n",
-                    (long long)o.max_ops, lim_s, est_s, (unsigned long long)per_op);
+                    (long long)mc_ops, lim_s, est_s, (unsigned long long)per_op);
         }
         return 1;
     }

@@ -67,9 +67,6 @@ typedef struct {
                                   docs/compiler.md "SBUF spilling") */
     tpb_spare_t *spare;        /* NULL, or the job's spare mappings (common/spare.h):
                                   the lowering's freed blocks kept for the backend's */
-    int64_t max_ops;           /* enc_compile_mc: the op limit of all the launch's
-                                  programs together (tpb compile --max-memory); 0: each
-                                  program up to ENC_DEFAULT_MAX_OPS */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

@@ -316,8 +316,8 @@ static void add_stats(enc_stats_t *a, const enc_stats_t *b)
     a->files += b->files;
 }
 
-/* Every program of the launch.  With max_ops, the programs share that
- * op limit (they are all held at once), so each one after the first is
+/* Every program of the launch.  With max_ops (enc_compile_mc_limit), the
+ * programs share that op limit (they are all held at once), so each one after the first is
  * unrolled under what the earlier ones left: a program whose loops depend on
  * pid is refused while it unrolls, before its memory is used. */
 static int parse_one(const char *path, const char *target, int pid, int np, int64_t max_ops,
@@ -580,6 +580,12 @@ static int coll_addresses_agree(lnc_split_t *s, const tpb_target_t *t,
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
                    tpb_err_t *err)
 {
+    return enc_compile_mc_limit(kernel_path, opts, 0, stats, err);
+}
+
+int enc_compile_mc_limit(const char *kernel_path, const enc_options_t *opts, int64_t max_ops,
+                         enc_stats_t *stats, tpb_err_t *err)
+{
     enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -596,7 +602,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     memset(&lnk, 0, sizeof lnk);
     enc_hbm_layout_t hbm = {.addr = NULL};
     char tmp[4096] = "", outp[4096] = "";
-    if (parse_programs(kernel_path, o.target, o.max_ops, &progs, &np, err) || lnc_split(progs, np, &s, err))
+    if (parse_programs(kernel_path, o.target, max_ops, &progs, &np, err) || lnc_split(progs, np, &s, err))
         goto out;
     const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
     if (!t)

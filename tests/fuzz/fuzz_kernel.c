@@ -53,9 +53,8 @@ static void compile_grid(const uint8_t *data, size_t size)
     memset(&o, 0, sizeof o);
     o.mode = ENC_RUN_ISA_CHECKS;
     o.out_dir = out;
-    o.max_ops = FUZZ_MAX_OPS;
     tpb_err_t ce = { { 0 } };
-    if (enc_compile_mc(path, &o, NULL, &ce) != 0)
+    if (enc_compile_mc_limit(path, &o, FUZZ_MAX_OPS, NULL, &ce) != 0)
         FUZZ_CHECK(ce.msg[0] != 0, "a multi-core compile error without a message");
     fio_rmtree(out);
 }
