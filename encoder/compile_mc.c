@@ -316,13 +316,40 @@ static void add_stats(enc_stats_t *a, const enc_stats_t *b)
     a->files += b->files;
 }
 
-static int parse_programs(const char *path, const char *target, tir_kernel_t **out, int *n,
-                          tpb_err_t *err)
+/* Every program of the launch.  With max_ops (enc_compile_mc_limit), the
+ * programs share that op limit (they are all held at once), so each one after the first is
+ * unrolled under what the earlier ones left: a program whose loops depend on
+ * pid is refused while it unrolls, before its memory is used. */
+static int parse_one(const char *path, const char *target, int pid, int np, int64_t max_ops,
+                     int64_t used, tir_kernel_t *out, tpb_err_t *err)
+{
+    enc_front_opts_t fo = {target, pid, 0, NULL};
+    if (max_ops > 0) {
+        if (used >= max_ops)
+            return tpb_errf(err, "program %d of %d: the programs before it unroll to %lld ops, "
+                            "the op limit of the whole launch is %lld", pid, np,
+                            (long long)used, (long long)max_ops);
+        fo.max_ops = max_ops - used;   /* and each program's own guard */
+        if (fo.max_ops > ENC_DEFAULT_MAX_OPS)
+            fo.max_ops = ENC_DEFAULT_MAX_OPS;
+    }
+    if (enc_parse_kernel_file_opts(path, &fo, out, err) == 0)
+        return 0;
+    if (pid > 0 && max_ops > 0)
+        tpb_err_prefix(err, "program %d of %d (the programs before it hold %lld ops of the "
+                       "launch's op limit of %lld)", pid, np, (long long)used, (long long)max_ops);
+    else if (pid > 0)
+        tpb_err_prefix(err, "program %d of %d", pid, np);
+    return -1;
+}
+
+static int parse_programs(const char *path, const char *target, int64_t max_ops,
+                          tir_kernel_t **out, int *n, tpb_err_t *err)
 {
     *out = NULL;
     *n = 0;
     tir_kernel_t first;
-    if (enc_parse_kernel_file(path, target, 0, &first, err)) {
+    if (parse_one(path, target, 0, 1, max_ops, 0, &first, err)) {
         tir_kernel_free(&first);
         return -1;
     }
@@ -344,11 +371,13 @@ static int parse_programs(const char *path, const char *target, tir_kernel_t **o
     p[0] = first;
     *out = p;
     *n = 1;
+    int64_t used = first.nops;
     for (int i = 1; i < np; i++) {
-        if (enc_parse_kernel_file(path, target, i, &p[i], err)) {
+        if (parse_one(path, target, i, np, max_ops, used, &p[i], err)) {
             tir_kernel_free(&p[i]);
             return -1;
         }
+        used += p[i].nops;
         *n = i + 1;
     }
     return 0;
@@ -551,6 +580,12 @@ static int coll_addresses_agree(lnc_split_t *s, const tpb_target_t *t,
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
                    tpb_err_t *err)
 {
+    return enc_compile_mc_limit(kernel_path, opts, 0, stats, err);
+}
+
+int enc_compile_mc_limit(const char *kernel_path, const enc_options_t *opts, int64_t max_ops,
+                         enc_stats_t *stats, tpb_err_t *err)
+{
     enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -567,7 +602,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     memset(&lnk, 0, sizeof lnk);
     enc_hbm_layout_t hbm = {.addr = NULL};
     char tmp[4096] = "", outp[4096] = "";
-    if (parse_programs(kernel_path, o.target, &progs, &np, err) || lnc_split(progs, np, &s, err))
+    if (parse_programs(kernel_path, o.target, max_ops, &progs, &np, err) || lnc_split(progs, np, &s, err))
         goto out;
     const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
     if (!t)

@@ -386,5 +386,11 @@ int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err);
  * link.json) and tensor-map.json.  Same options and modes as enc_compile. */
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
                    tpb_err_t *err);
+/* enc_compile_mc where max_ops > 0 is the op limit of all the launch's
+ * programs together (tpb compile --max-memory: they are all held at once),
+ * each program also within ENC_DEFAULT_MAX_OPS; enc_compile_mc: each
+ * program up to ENC_DEFAULT_MAX_OPS. */
+int enc_compile_mc_limit(const char *kernel_path, const enc_options_t *opts, int64_t max_ops,
+                         enc_stats_t *stats, tpb_err_t *err);
 
 #endif

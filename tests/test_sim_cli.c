@@ -267,6 +267,74 @@ static void test_compile_fsync_same_artifacts(void **state)
     assert_int_equal(fio_rmtree(dir), 0);
 }
 
+/* A grid's programs share --max-memory's op limit: program 1, whose loop
+ * depends on pid, is refused while it unrolls (before, only program 0 was
+ * measured and program 1 unrolled 100 000 ops past a 64 MiB budget). */
+static void test_compile_grid_op_limit_shared(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tpb_cgrid_XXXXXX", p[600], out[8192];
+    assert_non_null(mkdtemp(dir));
+    for (int k = 0; k < 2; k++) {
+        snprintf(p, sizeof p, "%s/k%d.json", dir, k);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"kernel\": \"k\", \"grid\": [2], \"inputs\": [{\"name\": \"x\", "
+                   "\"shape\": [128, 64], \"dtype\": \"float32\"}], \"outputs\": [{\"name\": "
+                   "\"out\", \"shape\": [128, 64], \"dtype\": \"float32\"}], \"body\": [{\"op\": "
+                   "\"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
+                   "{\"op\": \"load\", \"dst\": \"t\", \"src\": \"x\"}, {\"op\": \"for\", "
+                   "\"var\": \"i\", \"range\": [\"pid * %d\"], \"body\": [{\"op\": "
+                   "\"activation\", \"dst\": \"t\", \"src\": \"t\", \"func\": \"relu\"}]}, "
+                   "{\"op\": \"store\", \"dst\": \"out\", \"src\": \"t\"}]}\n",
+                k ? 100000 : 100);
+        assert_int_equal(fclose(f), 0);
+    }
+    int rc = run(out, sizeof out, "%s compile %s/k0.json -o %s/a0 --max-memory 64M", tb_tpb(), dir,
+                 dir);
+    if (rc != 0)
+        fail_msg("rc %d: %s", rc, out);
+    assert_int_equal(run(out, sizeof out, "%s compile %s/k1.json -o %s/a1 --max-memory 64M",
+                         tb_tpb(), dir, dir), 1);
+    assert_non_null(strstr(out, "k1.json: program 1 of 2"));
+    assert_non_null(strstr(out, "op limit"));
+    assert_non_null(strstr(out, "field 'range'"));
+    assert_non_null(strstr(out, "give a larger --max-memory"));
+    snprintf(p, sizeof p, "%s/a1", dir);
+    assert_false(fio_exists(p));
+    assert_int_equal(fio_rmtree(dir), 0);
+}
+
+/* Each program of a grid is counted with its fixed part (its arrays, its
+ * tensors): a 2-op kernel on a grid of 16384 programs holds ~600 MB and is
+ * refused under --max-memory 256M before its programs are parsed (before,
+ * only ops were counted: 2 x 16384 x 1120 bytes = 35 MiB, and it compiled
+ * in 635 MB). */
+static void test_compile_grid_programs_counted(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tpb_cgridp_XXXXXX", p[600], out[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/k.json", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"kernel\": \"k\", \"grid\": [16384], \"inputs\": [{\"name\": \"x\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"out\", \"shape\": [1, 4], "
+          "\"dtype\": \"float32\"}], \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}, {\"op\": \"load\", \"dst\": \"t\", \"src\": \"x\"}, "
+          "{\"op\": \"store\", \"dst\": \"out\", \"src\": \"t\"}]}\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(run(out, sizeof out, "%s compile %s/k.json -o %s/a --max-memory 256M", tb_tpb(),
+                         dir, dir), 1);
+    assert_non_null(strstr(out, "k.json: estimated memory"));
+    assert_non_null(strstr(out, "16384 programs"));
+    assert_non_null(strstr(out, "for the program and its 3 tensors"));
+    assert_non_null(strstr(out, "--max-memory"));
+    snprintf(p, sizeof p, "%s/a", dir);
+    assert_false(fio_exists(p));
+    assert_int_equal(fio_rmtree(dir), 0);
+}
+
 static void test_sim_error_no_outputs(void **state)
 {
     (void)state;
@@ -304,6 +372,8 @@ int main(void)
         cmocka_unit_test(test_sim_error_no_outputs),
         cmocka_unit_test(test_fsync_same_outputs),
         cmocka_unit_test(test_compile_fsync_same_artifacts),
+        cmocka_unit_test(test_compile_grid_op_limit_shared),
+        cmocka_unit_test(test_compile_grid_programs_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ if(TPB_WITH_VIEWER)
              COMMAND ${TPB_XVFB_RUN} -a $<TARGET_FILE:tpb> view --exit-after 5 --width 640 --height 360
                      ${PROJECT_SOURCE_DIR}/tests/data/traces/matmul.json)
     set_tests_properties(cli_view_window_xvfb PROPERTIES LABELS "unit" TIMEOUT 120)
-    if(TPB_SANITIZE)
+    if(TPB_SANITIZE OR TPB_FUZZ)   # both build with AddressSanitizer
       # libdbus and the dynamically loaded X/GL drivers keep allocations
       # past exit that LeakSanitizer cannot attribute (<unknown module>);
       # our own code's leaks are covered by the headless tests.

@@ -26,7 +26,9 @@ def bf16_rne(x32):
     bits -- deliberately not tpbsim's own dtype module."""
     x32 = np.asarray(x32, F32)
     b = x32.view(np.uint32).astype(np.uint64)
-    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    # uint64 constants: a 0-d b and a Python int promote to float64 (NumPy 1.x)
+    u = np.uint64
+    r = ((b + u(0x7FFF) + ((b >> u(16)) & u(1))) >> u(16)) << u(16)
     out = r.astype(np.uint32).view(F32)
     return np.where(np.isnan(x32), np.float32(np.nan), out)
 

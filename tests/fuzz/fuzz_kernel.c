@@ -5,7 +5,10 @@
  * reader the front-end parses with agrees with cJSON on the text (accepts,
  * position, every node: jsonarena_diff.h).  Constant files are
  * resolved in an empty directory; the op limit is kept small so one input
- * stays fast.
+ * stays fast.  A grid of 2..8 programs goes through the multi-core driver
+ * as tpb compile runs it (enc_compile_mc: every program parsed under one
+ * shared op limit, split, compiled, linked and written to a private
+ * directory on tmpfs): it succeeds or fails with a message.
  *
  * Built as fuzz_kernel_sim (FUZZ_KERNEL_SIM, tests/fuzz/fuzz_kernel_sim.c),
  * it also checks the compile-and-simulate oracle (tests/oracle.h): a kernel
@@ -15,25 +18,51 @@
  * instruction's fields (sim_error_class SIM_ERR_FIELD). */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
+#include "fileio.h"
 #include "frontend.h"
+#include "lnc.h"
+#include "fuzz_art.h"
 #include "fuzz_util.h"
 #include "../jsonarena_diff.h"
 #ifdef FUZZ_KERNEL_SIM
 #include "../oracle.h"
-#include "fuzz_art.h"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_MAX_OPS 4096
+
+/* The multi-core driver reads the kernel from a file (once per program). */
+static void compile_grid(const uint8_t *data, size_t size)
+{
+    fuzz_art_setup("kernel");
+    char path[128], out[128];
+    snprintf(path, sizeof path, "%s/k.json", fuzz_dir);
+    snprintf(out, sizeof out, "%s/art", fuzz_dir);
+    FILE *f = fopen(path, "wb");
+    FUZZ_CHECK(f != NULL, "%s: cannot create", path);
+    FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "%s: write failed", path);
+    enc_options_t o;
+    memset(&o, 0, sizeof o);
+    o.mode = ENC_RUN_ISA_CHECKS;
+    o.out_dir = out;
+    tpb_err_t ce = { { 0 } };
+    if (enc_compile_mc_limit(path, &o, FUZZ_MAX_OPS, NULL, &ce) != 0)
+        FUZZ_CHECK(ce.msg[0] != 0, "a multi-core compile error without a message");
+    fio_rmtree(out);
+}
 
 static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc, tpb_err_t *err)
 {
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
-    fo.max_ops = 4096;
+    fo.max_ops = FUZZ_MAX_OPS;
     tir_kernel_t k;
     *rc = enc_parse_kernel_json_opts((const char *)data, size, "k.json", "/nonexistent-fuzz-dir",
                                      &fo, &k, err);
@@ -59,6 +88,8 @@ static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc,
                        orc_result_name(r));
         }
 #endif
+        if (compile && k.num_programs > 1 && k.num_programs <= 8)
+            compile_grid(data, size);
     }
     tir_kernel_free(&k);
     return text;

@@ -7,12 +7,13 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from nkifuzz import numerics  # noqa: E402
+from nkifuzz import models, numerics  # noqa: E402
 from nkifuzz.families import FAMILIES, OPEN  # noqa: E402
 from nkifuzz.runner import fail_line, run_seed  # noqa: E402
 
@@ -70,3 +71,17 @@ def test_cli_unknown_family(args):
     r = run_cli("--seeds", "1", *args)
     assert r.returncode == 2
     assert "unknown family" in r.stderr
+
+
+def test_models_keep_a_single_element_tile():
+    # seed 1018321 (tensor_tensor family): power of [1, 1] bf16 tiles.  The
+    # power model made a [1, 1] array a NumPy scalar, and bf16 rounding of a
+    # 0-d value promoted uint64 + int to float64 (a model error, not a check)
+    x = np.array([[1.5]], np.float64)
+    y = np.array([[3.0]], np.float64)
+    got, how, _ = models.alu("power", x, y, "bfloat16", "bfloat16")
+    assert np.shape(got) == (1, 1) and how == "ulp"
+    assert got[0, 0] == 3.375   # 1.5 ** 3, exact in bf16
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even gives 1; 0-d and 1-d alike
+    for v in (np.float32(1 + 2.0**-8), np.array([1 + 2.0**-8], np.float32)):
+        assert np.all(numerics.bf16_rne(v) == np.float32(1.0))
