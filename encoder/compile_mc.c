@@ -316,10 +316,11 @@ static void add_stats(enc_stats_t *a, const enc_stats_t *b)
     a->files += b->files;
 }
 
-/* Every program of the launch.  With max_ops (enc_compile_mc_limit), the
- * programs share that op limit (they are all held at once), so each one after the first is
- * unrolled under what the earlier ones left: a program whose loops depend on
- * pid is refused while it unrolls, before its memory is used. */
+/* One program of the launch.  With max_ops (enc_compile_mc_limit), the
+ * programs share that op limit (they are all held at once), so each one
+ * after the first is unrolled under what the earlier ones left: a program
+ * whose loops depend on pid is refused while it unrolls, before its memory
+ * is used. */
 static int parse_one(const char *path, const char *target, int pid, int np, int64_t max_ops,
                      int64_t used, tir_kernel_t *out, tpb_err_t *err)
 {
@@ -602,7 +603,8 @@ int enc_compile_mc_limit(const char *kernel_path, const enc_options_t *opts, int
     memset(&lnk, 0, sizeof lnk);
     enc_hbm_layout_t hbm = {.addr = NULL};
     char tmp[4096] = "", outp[4096] = "";
-    if (parse_programs(kernel_path, o.target, max_ops, &progs, &np, err) || lnc_split(progs, np, &s, err))
+    if (parse_programs(kernel_path, o.target, max_ops, &progs, &np, err) ||
+        lnc_split(progs, np, &s, err))
         goto out;
     const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
     if (!t)
