@@ -10,6 +10,32 @@
 
 #include "backend.h"
 
+/* The kernel JSON of scripts/bench_compile.py compile_mixed_kernel(iters):
+ * 4 tiles per iteration, a sliced load, DVE / Act / Pool ops, a sliced
+ * store (buf: at least 2048 bytes). */
+static inline void bu_mixed_kernel_text(char *buf, size_t n, int iters)
+{
+    const char *sl = "[(i%2)*128:(i%2)*128+128, :]";
+    snprintf(buf, n,
+             "{\"kernel\": \"compile_mixed\", \"target\": \"trn2\", "
+             "\"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
+             "\"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
+             "\"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [0, %d], \"body\": ["
+             "{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
+             "{\"op\": \"tile\", \"name\": \"u\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
+             "{\"op\": \"tile\", \"name\": \"v\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
+             "{\"op\": \"tile\", \"name\": \"w\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
+             "{\"op\": \"load\", \"dst\": \"t\", \"src\": \"a%s\"}, "
+             "{\"op\": \"tensor_scalar\", \"dst\": \"u\", \"src\": \"t\", \"op0\": \"add\", "
+             "\"operand0\": 1.0, \"engine\": \"dve\"}, "
+             "{\"op\": \"activation\", \"dst\": \"v\", \"src\": \"u\", \"func\": \"exp\", "
+             "\"engine\": \"act\"}, "
+             "{\"op\": \"tensor_tensor\", \"dst\": \"w\", \"in0\": \"v\", \"in1\": \"t\", "
+             "\"operator\": \"add\", \"engine\": \"pool\"}, "
+             "{\"op\": \"store\", \"dst\": \"out%s\", \"src\": \"w\"}]}]}",
+             iters, sl, sl);
+}
+
 static inline int bu_tensor(tir_kernel_t *k, const char *name, tir_tensor_kind_t kind, unsigned dt,
                             int ndim, const int64_t *shape)
 {

@@ -25,26 +25,8 @@ static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
  * iteration. */
 static void parse_mixed(int n, tir_kernel_t *k)
 {
-    const char *sl = "[(i%2)*128:(i%2)*128+128, :]";
     char text[2048];
-    snprintf(text, sizeof text,
-             "{\"kernel\": \"compile_mixed\", \"target\": \"trn2\", "
-             "\"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
-             "\"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
-             "\"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [0, %d], \"body\": ["
-             "{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"u\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"v\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"w\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"load\", \"dst\": \"t\", \"src\": \"a%s\"}, "
-             "{\"op\": \"tensor_scalar\", \"dst\": \"u\", \"src\": \"t\", \"op0\": \"add\", "
-             "\"operand0\": 1.0, \"engine\": \"dve\"}, "
-             "{\"op\": \"activation\", \"dst\": \"v\", \"src\": \"u\", \"func\": \"exp\", "
-             "\"engine\": \"act\"}, "
-             "{\"op\": \"tensor_tensor\", \"dst\": \"w\", \"in0\": \"v\", \"in1\": \"t\", "
-             "\"operator\": \"add\", \"engine\": \"pool\"}, "
-             "{\"op\": \"store\", \"dst\": \"out%s\", \"src\": \"w\"}]}]}",
-             n, sl, sl);
+    bu_mixed_kernel_text(text, sizeof text, n);
     tpb_err_t err;
     if (enc_parse_kernel_json(text, strlen(text), "mixed", TPB_SOURCE_DIR, NULL, 0, k, &err))
         fail_msg("%s", err.msg);

@@ -153,27 +153,8 @@ static char *read_text(const char *rel)
 static void test_release_mixed_same_bytes(void **state)
 {
     (void)state;
-    /* scripts/bench_compile.py compile_mixed_kernel(5000) */
-    const char *sl = "[(i%2)*128:(i%2)*128+128, :]";
     char text[2048];
-    snprintf(text, sizeof text,
-             "{\"kernel\": \"compile_mixed\", \"target\": \"trn2\", "
-             "\"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
-             "\"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}], "
-             "\"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [0, 5000], \"body\": ["
-             "{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"u\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"v\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"tile\", \"name\": \"w\", \"shape\": [128, 64], \"dtype\": \"float32\"}, "
-             "{\"op\": \"load\", \"dst\": \"t\", \"src\": \"a%s\"}, "
-             "{\"op\": \"tensor_scalar\", \"dst\": \"u\", \"src\": \"t\", \"op0\": \"add\", "
-             "\"operand0\": 1.0, \"engine\": \"dve\"}, "
-             "{\"op\": \"activation\", \"dst\": \"v\", \"src\": \"u\", \"func\": \"exp\", "
-             "\"engine\": \"act\"}, "
-             "{\"op\": \"tensor_tensor\", \"dst\": \"w\", \"in0\": \"v\", \"in1\": \"t\", "
-             "\"operator\": \"add\", \"engine\": \"pool\"}, "
-             "{\"op\": \"store\", \"dst\": \"out%s\", \"src\": \"w\"}]}]}",
-             sl, sl);
+    bu_mixed_kernel_text(text, sizeof text, 5000);   /* compile_mixed_kernel(5000) */
     expect_same_compile(text, "mixed", true);
 }
 
