@@ -633,35 +633,33 @@ int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err)
     return 0;
 }
 
-/* --timing-only: inputs are never read, so an input not supplied counts
- * as bound (and, with --check-uninit, as written: DMAs still check). */
-void sim_inputs_timing_only(sim_t *s)
+/* Every input not bound yet counts as bound (and, with --check-uninit, as
+ * written); zero: its bytes are zeros (else they stay as they are: the
+ * 0xFF sentinel unless timing-only runs never read them). */
+static void bind_unbound_inputs(sim_t *s, bool zero)
 {
     for (unsigned i = 0; i < s->ntensors; i++) {
         sim_tensor_t *t = &s->tensors[i];
         if (strcmp(t->kind, "input") || t->bound)
             continue;
         t->bound = true;
-        if (s->hbm_init && t->addr < s->hbm_bytes)
-            memset(s->hbm_init + t->addr, 1,
-                   t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr);
+        if (t->addr >= s->hbm_bytes)
+            continue;
+        uint64_t n = t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr;
+        if (zero) {
+            memset(s->hbm + t->addr, 0, n);   /* else sim_fill_pending's 0xFF sentinel */
+            t->sentinel_pending = false;
+        }
+        if (s->hbm_init)
+            memset(s->hbm_init + t->addr, 1, n);
     }
 }
 
-void sim_bind_zero_inputs(sim_t *s)
-{
-    for (unsigned i = 0; i < s->ntensors; i++) {
-        sim_tensor_t *t = &s->tensors[i];
-        if (strcmp(t->kind, "input") || t->bound || t->addr >= s->hbm_bytes)
-            continue;
-        uint64_t n = t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr;
-        memset(s->hbm + t->addr, 0, n);   /* else sim_fill_pending's 0xFF sentinel */
-        if (s->hbm_init)
-            memset(s->hbm_init + t->addr, 1, n);
-        t->sentinel_pending = false;
-        t->bound = true;
-    }
-}
+/* --timing-only: inputs are never read, so an input not supplied counts
+ * as bound (and, with --check-uninit, as written: DMAs still check). */
+void sim_inputs_timing_only(sim_t *s) { bind_unbound_inputs(s, false); }
+
+void sim_bind_zero_inputs(sim_t *s) { bind_unbound_inputs(s, true); }
 
 int sim_missing_inputs(const sim_t *s, char *buf, size_t len)
 {
