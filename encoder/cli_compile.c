@@ -12,6 +12,7 @@
 #if __has_include("frontend.h")
 #include "frontend.h"
 #include "lnc.h"
+#include "mem_budget.h"
 #define HAVE_FRONTEND 1
 #endif
 #endif
@@ -174,40 +175,6 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
  * texts of 64 KiB and more. */
 static bool reserve_heap(void) { return tpb_heap_reserve(TPB_HEAP_RESERVE); }
 
-/* Memory budget (docs/reliability.md): a compile holds every unrolled op
- * (tir_op_t), about two backend instructions per op (bir_inst_t) and the
- * text of the sidecars and streams (~512 B per op, measured on the golden
- * kernels).  The estimate is per op, so the front-end's op limit enforces
- * it while unrolling, before the memory is used. */
-static uint64_t bytes_per_op(void)
-{
-    return (uint64_t)sizeof(tir_op_t) + 2 * (uint64_t)sizeof(bir_inst_t) + 512;
-}
-
-/* What each program of a grid holds besides its ops (all are held at once
- * by the multi-core driver): its ops and tensors arrays, which start at 64
- * elements (tir.c), its tir_kernel_t and its share of the split, the link
- * and the stream text (~8 KiB).  Measured: 38 KB per program for a 3-op
- * kernel at grid [16384] on x86-64, 3.4 KB of them its ops. */
-static uint64_t bytes_per_program(void)
-{
-    return 64 * ((uint64_t)sizeof(tir_op_t) + sizeof(tir_tensor_t)) + sizeof(tir_kernel_t) + 8192;
-}
-
-/* An op of a grid costs more: the multi-core driver holds it in its
- * program, again in its core's kernel after the split, in the core's
- * backend and in the linked module.  Measured on x86-64: a grid [2] of
- * 100 000 relu ops a program takes 775 MB (3.9 KB an op), of 20 000 ops
- * 167 MB; a single program of 200 000 such ops 91 MB. */
-#define GRID_BYTES_PER_OP 4096u
-
-/* Each declared tensor, once per program: its record and names (measured
- * 127 bytes a tensor and program at grid [16384]). */
-static uint64_t bytes_per_tensor(void)
-{
-    return (uint64_t)sizeof(tir_tensor_t) + 32;
-}
-
 static int parse_size(const char *v, uint64_t *out)
 {
     char *end;
@@ -231,24 +198,6 @@ static int parse_size(const char *v, uint64_t *out)
         return -1;
     *out = (uint64_t)(x * (double)m);
     return 0;
-}
-
-static uint64_t default_memory_limit(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || psz <= 0)
-        return 16ull << 30;
-    return (uint64_t)pages / 4 * 3 * (uint64_t)psz;
-}
-
-static void fmt_bytes(uint64_t b, char *buf, size_t n)
-{
-    if (b >= 1ull << 30)
-        snprintf(buf, n, "%.1f GiB", (double)b / (double)(1ull << 30));
-    else if (b >= 1ull << 20)
-        snprintf(buf, n, "%.1f MiB", (double)b / (double)(1ull << 20));
-    else
-        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
 }
 
 int tpb_cmd_compile(int argc, char **argv)
@@ -352,9 +301,8 @@ int tpb_cmd_compile(int argc, char **argv)
     bool heap_reserved = reserve_heap();
     tpb_stack_prefault(TPB_STACK_PREFAULT);
     tir_kernel_t k;
-    uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
-    /* formatted for a message only: printf's %f path costs a compile ~3 page faults */
-    char lim_s[32], est_s[32];
+    enc_budget_t budget;
+    enc_budget_init(&budget, max_memory, "--max-memory");
     /* one compile, one thread: what a phase frees, the next one reuses */
     tpb_spare_t spare;
     memset(&spare, 0, sizeof spare);
@@ -362,71 +310,40 @@ int tpb_cmd_compile(int argc, char **argv)
     memset(&fo, 0, sizeof fo);
     fo.target_override = target;
     fo.spare = &spare;
-    fo.max_ops = (int64_t)(limit / per_op) < ENC_DEFAULT_MAX_OPS ? (int64_t)(limit / per_op) : 0;
-    if (fo.max_ops == 0 && limit / per_op < 1)
-        fo.max_ops = 1;
+    fo.max_ops = budget.front_max_ops;
+    char note[512];
     if (enc_parse_kernel_file_opts(in, &fo, &k, &err)) {
         fprintf(stderr, "tpb compile: %s\n", err.msg);
-        fmt_bytes(limit, lim_s, sizeof lim_s);
-        if (fo.max_ops && strstr(err.msg, "ops"))
-            fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
-                            "(estimated %llu bytes per op); give a larger --max-memory\n",
-                    (long long)fo.max_ops, lim_s, (unsigned long long)per_op);
+        enc_budget_note(&budget, false, err.msg, note, sizeof note);
+        if (note[0])
+            fprintf(stderr, "tpb compile: note: %s\n", note);
         tir_kernel_free(&k);
         tpb_spare_release(&spare);
         return 1;
     }
-    /* a grid: every program's fixed part (the tensors are the same in all
-     * of them), then the ops, counted from program 0 here and shared by all
-     * programs while they unroll (enc_compile_mc_limit) */
-    uint64_t np = k.num_programs > 1 ? (uint64_t)k.num_programs : 1;
-    uint64_t fixed = np > 1 ? np * (bytes_per_program() + (uint64_t)k.ntensors * bytes_per_tensor()) : 0;
-    if (np > 1 || link)   /* the multi-core driver */
-        per_op = GRID_BYTES_PER_OP;
-    uint64_t est = fixed + (uint64_t)k.nops * per_op * np;
-    if (est > limit) {
-        fmt_bytes(limit, lim_s, sizeof lim_s);
-        fmt_bytes(est, est_s, sizeof est_s);
-        if (np > 1)
-            fprintf(stderr, "tpb compile: %s: estimated memory %s (%llu programs x (%d ops x %llu bytes "
-                            "+ %llu bytes for the program and its %d tensors)) exceeds the limit of %s; "
-                            "give a larger --max-memory to try anyway\n", in, est_s,
-                    (unsigned long long)np, k.nops, (unsigned long long)per_op,
-                    (unsigned long long)(fixed / np), k.ntensors, lim_s);
-        else
-            fprintf(stderr, "tpb compile: %s: estimated memory %s (%llu ops x %llu bytes) exceeds the "
-                            "limit of %s; give a larger --max-memory to try anyway\n", in, est_s,
-                    (unsigned long long)k.nops, (unsigned long long)per_op, lim_s);
+    if (enc_budget_check(&budget, &k, link, in, &err)) {
+        fprintf(stderr, "tpb compile: %s\n", err.msg);
         tir_kernel_free(&k);
         tpb_spare_release(&spare);
         return 1;
     }
-    int64_t mc_ops = (int64_t)((limit - fixed) / per_op);
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
                        .dma_desc_reuse = desc_reuse, .fsync = durable,
                        .sbuf_limit = sbuf_limit, .spare = &spare};
-    if (mc_ops < 1)
-        mc_ops = 1;
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link,
-     * its programs sharing mc_ops while they unroll */
-    bool mc = k.num_programs > 1 || link;
-    int rc = mc ? enc_compile_mc_limit(in, &o, mc_ops, &st, &err)
-                : enc_compile_release(&k, &o, &st, &err);
+     * its programs sharing budget.mc_ops while they unroll */
+    int rc = budget.mc ? enc_compile_mc_limit(in, &o, budget.mc_ops, &st, &err)
+                       : enc_compile_release(&k, &o, &st, &err);
     tir_kernel_free(&k);
     tpb_spare_release(&spare);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);
-        if (mc && strstr(err.msg, "op limit")) {
-            fmt_bytes(limit, lim_s, sizeof lim_s);
-            fmt_bytes(fixed, est_s, sizeof est_s);
-            fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
-                            "less %s for the programs and their tensors (estimated %llu bytes per op); "
-                            "give a larger --max-memory\n",
-                    (long long)mc_ops, lim_s, est_s, (unsigned long long)per_op);
-        }
+        enc_budget_note(&budget, true, err.msg, note, sizeof note);
+        if (note[0])
+            fprintf(stderr, "tpb compile: note: %s\n", note);
         return 1;
     }
     if (mode == ENC_COLLECT_OPCODES) {

@@ -13,6 +13,7 @@
 #include "fileio.h"
 #include "frontend.h"
 #include "lnc.h"
+#include "mem_budget.h"
 #include "npy.h"
 #include "sim.h"
 #include "target.h"
@@ -27,6 +28,7 @@ struct tpb_ctx {
     npy_array_t fetched;
     bool have_fetched;
     char *stats;
+    uint64_t max_memory;   /* compile memory budget in bytes, 0: the default */
 };
 
 static int fail(tpb_ctx_t *c, const char *what)
@@ -94,16 +96,51 @@ static int begin(tpb_ctx_t *c, bool have_args, const char *missing, const char *
     return check_target(c, target);
 }
 
+/* The budget's note (how to raise the op limit) after the message. */
+static void add_note(tpb_ctx_t *c, const enc_budget_t *b, bool after)
+{
+    char note[512];
+    enc_budget_note(b, after, c->err.msg, note, sizeof note);
+    size_t n = strlen(c->err.msg);
+    if (note[0] && n < sizeof c->err.msg)
+        snprintf(c->err.msg + n, sizeof c->err.msg - n, "\nnote: %s", note);
+}
+
+/* Parse program 0 of the kernel text (or, text NULL, of the file path)
+ * under the context's memory budget, as `tpb compile --max-memory`: the
+ * budget's op limit holds while it unrolls.  k is released by the caller. */
+static int parse_budgeted(tpb_ctx_t *c, enc_budget_t *b, const char *text, size_t len,
+                          const char *path, const char *base_dir, const char *target,
+                          tir_kernel_t *k)
+{
+    enc_budget_init(b, c->max_memory, "max_memory");
+    enc_front_opts_t fo = {target, 0, b->front_max_ops, NULL};
+    int rc = text ? enc_parse_kernel_json_opts(text, len, path, base_dir, &fo, k, &c->err)
+                  : enc_parse_kernel_file_opts(path, &fo, k, &c->err);
+    if (rc)
+        add_note(c, b, false);
+    return rc;
+}
+
+TPB_EXPORT int tpb_v1_set_max_memory(tpb_ctx_t *c, uint64_t bytes)
+{
+    if (!c)
+        return -1;
+    c->err.msg[0] = 0;
+    c->max_memory = bytes;
+    return 0;
+}
+
 TPB_EXPORT int tpb_v1_check_json(tpb_ctx_t *c, const char *text, size_t len,
                                  const char *source_name, const char *base_dir,
                                  const char *target, int64_t *nops, int *nprograms)
 {
     if (!c || begin(c, text != NULL, "no kernel text given", target))
         return -1;
-    enc_front_opts_t o = {target, 0, 0, NULL};
+    enc_budget_t b;
     tir_kernel_t k;
-    int rc = enc_parse_kernel_json_opts(text, len, source_name ? source_name : "kernel",
-                                        base_dir, &o, &k, &c->err);
+    int rc = parse_budgeted(c, &b, text, len, source_name ? source_name : "kernel", base_dir,
+                            target, &k);
     if (!rc) {
         if (nops)
             *nops = k.nops;
@@ -125,7 +162,7 @@ static int64_t sum_bundles(const enc_stats_t *st)
 /* The multi-core driver reads a kernel file once per program: write the
  * text to a private temporary file and name it `source_name` in messages. */
 static int compile_mc_text(tpb_ctx_t *c, const char *text, size_t len, const char *source_name,
-                           const enc_options_t *o, enc_stats_t *st)
+                           const enc_options_t *o, int64_t max_ops, enc_stats_t *st)
 {
     char dir[] = "/tmp/tpb-lib-XXXXXX";
     if (!mkdtemp(dir))
@@ -134,7 +171,7 @@ static int compile_mc_text(tpb_ctx_t *c, const char *text, size_t len, const cha
     snprintf(path, sizeof path, "%s/kernel.json", dir);
     int rc = fio_write_atomic(path, text, len, &c->err);
     if (!rc)
-        rc = enc_compile_mc(path, o, st, &c->err);
+        rc = enc_compile_mc_limit(path, o, max_ops, st, &c->err);
     unlink(path);
     rmdir(dir);
     if (rc) {
@@ -160,9 +197,10 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
                     target))
         return -1;
     const char *src = source_name ? source_name : "kernel";
-    enc_front_opts_t fo = {target, 0, 0, NULL};
+    enc_budget_t b;
     tir_kernel_t k;
-    if (enc_parse_kernel_json_opts(text, len, src, base_dir, &fo, &k, &c->err)) {
+    if (parse_budgeted(c, &b, text, len, src, base_dir, target, &k) ||
+        enc_budget_check(&b, &k, false, src, &c->err)) {
         tir_kernel_free(&k);
         return -1;
     }
@@ -170,9 +208,11 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     int rc;
-    if (k.num_programs > 1) {
+    if (b.mc) {
         tir_kernel_free(&k);
-        rc = compile_mc_text(c, text, len, src, &o, &st);
+        rc = compile_mc_text(c, text, len, src, &o, b.mc_ops, &st);
+        if (rc)
+            add_note(c, &b, true);
     } else {
         rc = enc_compile_release(&k, &o, &st, &c->err);   /* k is freed next */
         tir_kernel_free(&k);
@@ -190,19 +230,24 @@ TPB_EXPORT int tpb_v1_compile_file(tpb_ctx_t *c, const char *path, const char *t
     if (!c || begin(c, path && out_dir, "compile: no kernel file or no output directory given",
                     target))
         return -1;
+    enc_budget_t b;
     tir_kernel_t k;
-    if (enc_parse_kernel_file(path, target, 0, &k, &c->err)) {
+    if (parse_budgeted(c, &b, NULL, 0, path, NULL, target, &k) ||
+        enc_budget_check(&b, &k, false, path, &c->err)) {
         tir_kernel_free(&k);
         return -1;
     }
     enc_options_t o = {.out_dir = out_dir, .target = target, .mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
-    int rc = k.num_programs > 1 ? enc_compile_mc(path, &o, &st, &c->err)
-                                : enc_compile_release(&k, &o, &st, &c->err);
+    int rc = b.mc ? enc_compile_mc_limit(path, &o, b.mc_ops, &st, &c->err)
+                  : enc_compile_release(&k, &o, &st, &c->err);
     tir_kernel_free(&k);
-    if (rc)
-        return tpb_err_prefix(&c->err, "%s", path);
+    if (rc) {
+        tpb_err_prefix(&c->err, "%s", path);
+        add_note(c, &b, true);
+        return -1;
+    }
     c->bundles = sum_bundles(&st);
     return 0;
 }

@@ -60,6 +60,13 @@ const char *tpb_v1_error(const tpb_ctx_t *c);
 
 /* ---- build + compile ---- */
 
+/* The compile memory budget of this context's later check and compile
+ * calls, in bytes (0: the default, three quarters of physical memory), as
+ * `tpb compile --max-memory`: a kernel whose compile is estimated to need
+ * more is refused while it unrolls, before the memory is used, with a
+ * message that says so (docs/reliability.md "Memory budget"). */
+int tpb_v1_set_max_memory(tpb_ctx_t *c, uint64_t bytes);
+
 /* Parse and validate a kernel description for program 0 without compiling
  * it: *nops / *nprograms receive the unrolled op count and the grid size
  * (either may be NULL).  source_name names the kernel in messages;

@@ -144,12 +144,105 @@ static void test_input_checks(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A kernel of `body` (one [128, 64] tile t between a load of x and a
+ * store to out) on a grid of `grid` programs. */
+static void grid_kernel(char *buf, size_t n, int grid, const char *body)
+{
+    snprintf(buf, n,
+             "{\"kernel\": \"k\", \"grid\": [%d], \"inputs\": [{\"name\": \"x\", \"shape\": [128, 64],"
+             " \"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"out\", \"shape\": [128, 64],"
+             " \"dtype\": \"float32\"}], \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\":"
+             " [128, 64], \"dtype\": \"float32\"}, {\"op\": \"load\", \"dst\": \"t\", \"src\": \"x\"},"
+             " %s, {\"op\": \"store\", \"dst\": \"out\", \"src\": \"t\"}]}",
+             grid, body);
+}
+
+/* The library compiles under the same memory budget as `tpb compile
+ * --max-memory` (tpb_v1_set_max_memory; default 3/4 of physical memory):
+ * a loop that unrolls past it is refused while it unrolls, a grid whose
+ * programs do not fit before they are parsed, a grid program whose loop
+ * depends on pid while it unrolls -- each with the note that names the
+ * budget, and no output directory.  Before, the library had no budget: a
+ * kernel unrolled up to 10 M ops per program whatever the machine held. */
+static void test_memory_budget(void **state)
+{
+    (void)state;
+    tpb_ctx_t *c = tpb_v1_new();
+    assert_non_null(c);
+    char *d = tmpdir();
+    assert_non_null(d);
+    char art[128], text[2048];
+    snprintf(art, sizeof art, "%s/art", d);
+    const char *loop = "{\"op\": \"for\", \"var\": \"i\", \"range\": [%s], \"body\": [{\"op\":"
+                       " \"activation\", \"dst\": \"t\", \"src\": \"t\", \"func\": \"relu\"}]}";
+    char body[512];
+    snprintf(body, sizeof body, loop, "50000");
+    grid_kernel(text, sizeof text, 1, body);
+    assert_int_equal(tpb_v1_set_max_memory(c, 16u << 20), 0);
+    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, NULL, NULL), -1);
+    assert_non_null(strstr(tpb_v1_error(c), "k.py: body[2]: field 'range'"));
+    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the op limit of"));
+    assert_non_null(strstr(tpb_v1_error(c), "comes from the memory limit of 16.0 MiB"));
+    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
+    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
+    assert_int_equal(access(art, F_OK), -1);
+    /* the default budget (3/4 of this machine's memory) holds it */
+    assert_int_equal(tpb_v1_set_max_memory(c, 0), 0);
+    int64_t nops = 0;
+    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, &nops, NULL), 0);
+    assert_int_equal(nops, 50002);
+    /* past the loop-iteration guard (4 x the op limit): its note too */
+    snprintf(body, sizeof body, loop, "100000");
+    grid_kernel(text, sizeof text, 1, body);
+    assert_int_equal(tpb_v1_set_max_memory(c, 16u << 20), 0);
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
+    assert_non_null(strstr(tpb_v1_error(c), "runaway loop?"));
+    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the loop-iteration limit of"));
+    assert_non_null(strstr(tpb_v1_error(c), "(4 x the op limit of"));
+    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
+
+    /* a grid's programs and tensors, counted before any program but 0 is parsed */
+    snprintf(body, sizeof body, loop, "2");
+    grid_kernel(text, sizeof text, 16384, body);
+    assert_int_equal(tpb_v1_set_max_memory(c, 256u << 20), 0);
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
+    assert_non_null(strstr(tpb_v1_error(c), "k.py: estimated memory"));
+    assert_non_null(strstr(tpb_v1_error(c), "16384 programs"));
+    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory to try anyway"));
+    assert_int_equal(access(art, F_OK), -1);
+
+    /* program 1 unrolls 100 000 ops where program 0 unrolls none: the
+     * programs share the op limit */
+    snprintf(body, sizeof body, loop, "\"pid * 100000\"");
+    grid_kernel(text, sizeof text, 2, body);
+    assert_int_equal(tpb_v1_set_max_memory(c, 64u << 20), 0);
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
+    assert_non_null(strstr(tpb_v1_error(c), "program 1 of 2"));
+    assert_non_null(strstr(tpb_v1_error(c), "k.py: body[2]"));
+    assert_non_null(strstr(tpb_v1_error(c), "field 'range'"));
+    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the op limit of"));
+    assert_non_null(strstr(tpb_v1_error(c), "less"));
+    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
+    assert_int_equal(access(art, F_OK), -1);
+    /* the same kernel under a budget that holds it compiles */
+    assert_int_equal(tpb_v1_set_max_memory(c, 4ull << 30), 0);
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), 0);
+    assert_int_equal(access(art, F_OK), 0);
+    assert_int_equal(tpb_v1_set_max_memory(NULL, 0), -1);
+    tpb_v1_free(c);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compile_and_simulate),
         cmocka_unit_test(test_errors_return_messages),
         cmocka_unit_test(test_input_checks),
+        cmocka_unit_test(test_memory_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

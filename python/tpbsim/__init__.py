@@ -85,16 +85,17 @@ def _compile(ctx, k, text, out_dir, target):
         raise TpbError(str(e)) from None
 
 
-def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
+def compile(kernel, *args, out_dir, target=None, inputs_dir=None, max_memory=None, **kwargs):
     """Trace and compile into the artifact directory out_dir (for `tpb dis`,
     `tpb sim`, `tpb view`).  inputs_dir: also write each input array there
-    as <name>.npy, for `tpb sim out_dir --inputs inputs_dir`.  Returns
-    out_dir."""
+    as <name>.npy, for `tpb sim out_dir --inputs inputs_dir`.  max_memory:
+    the compile's memory budget in bytes (default: three quarters of
+    physical memory; `tpb compile --max-memory`).  Returns out_dir."""
     import numpy as np
     k = _kernel(kernel)
     target = k.target(target)
     text, _, arrays, _ = k.trace_for(target, args, kwargs)
-    _compile(Context(), k, text, out_dir, target)
+    _compile(Context(max_memory), k, text, out_dir, target)
     if inputs_dir is not None:
         os.makedirs(inputs_dir, exist_ok=True)
         for name, a in arrays.items():
@@ -104,20 +105,21 @@ def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
     return out_dir
 
 
-def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
+def simulate(kernel, *args, target=None, trace=None, keep=None, max_memory=None, **kwargs):
     """Trace, compile and simulate; returns a Result.  trace: write the
-    Chrome/Perfetto trace there; keep: keep the artifact directory there."""
-    return _run(_kernel(kernel), args, kwargs, target, trace, keep, False)
+    Chrome/Perfetto trace there; keep: keep the artifact directory there;
+    max_memory: the compile's memory budget in bytes, as in compile()."""
+    return _run(_kernel(kernel), args, kwargs, target, trace, keep, False, max_memory)
 
 
-def _run(k, args, kwargs, target, trace, keep, writeback):
+def _run(k, args, kwargs, target, trace, keep, writeback, max_memory=None):
     """simulate(); writeback: also copy each input tensor the kernel writes
     back into its argument array (NKI beta-1's simulate_kernel, whose
     kernels take their outputs as arguments)."""
     target = k.target(target)
     traced = k.trace_for(target, args, kwargs)
     text, outs, arrays, many = traced
-    ctx = Context()
+    ctx = Context(max_memory)
     tmp = tempfile.mkdtemp(prefix="tpbsim-")
     art = keep or os.path.join(tmp, "art")
     try:

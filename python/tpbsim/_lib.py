@@ -57,6 +57,7 @@ def _declare(lib):
                                         c.POINTER(c.c_int)]),
         "tpb_v1_compile_json": (c.c_int, [vp, cp, sz, cp, cp, cp, cp]),
         "tpb_v1_compile_file": (c.c_int, [vp, cp, cp, cp]),
+        "tpb_v1_set_max_memory": (c.c_int, [vp, c.c_uint64]),
         "tpb_v1_compiled_bundles": (i64, [vp]),
         "tpb_v1_sim_load": (c.c_int, [vp, cp, cp, c.c_int]),
         "tpb_v1_sim_set_input": (c.c_int, [vp, cp, cp, c.c_int, c.POINTER(i64), vp, sz]),
@@ -95,13 +96,24 @@ def _b(s):
 
 
 class Context:
-    """One libtpb context (tpb_ctx_t); closed when garbage-collected."""
+    """One libtpb context (tpb_ctx_t); closed when garbage-collected.
+    max_memory: the compile memory budget in bytes (None: three quarters
+    of physical memory), as `tpb compile --max-memory`."""
 
-    def __init__(self):
+    def __init__(self, max_memory=None):
         self._lib = lib()
         self._c = self._lib.tpb_v1_new()
         if not self._c:
             raise MemoryError("tpb_v1_new failed")
+        if max_memory is not None:
+            self.set_max_memory(max_memory)
+
+    def set_max_memory(self, nbytes):
+        """Compiles after this refuse a kernel estimated to need more than
+        nbytes (0: the default budget) while it unrolls."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise ValueError("max_memory: a byte count >= 0 (0: the default), got %r" % (nbytes,))
+        self._check(self._lib.tpb_v1_set_max_memory(self._c, nbytes))
 
     def close(self):
         if self._c:

@@ -338,3 +338,35 @@ def test_vector_offset_gather_and_scatter():
     with pytest.raises(tpbsim.NkiError, match="vector_offset"):
         nki.jit(lambda d, i: d.ap(pattern=[[1, 128], [1, 64]], vector_offset=None,
                                   indirect_dim=1))(data, ind)
+
+
+@nki.jit
+def relu_loop(x, n):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    for _ in nl.sequential_range(n):
+        nisa.activation(dst=t, op=nl.relu, data=t)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_compile_memory_budget(tmp_path):
+    """simulate() / compile() compile under tpb compile's memory budget
+    (max_memory=, default 3/4 of physical memory): a loop that unrolls
+    past it, or a grid whose programs do not fit, is refused with the
+    note that names the budget, and nothing is written."""
+    x = np.random.default_rng(3).standard_normal((128, 64)).astype(np.float32)
+    with pytest.raises(tpbsim.TpbError, match=r"(?s)field 'range'.*note: the op limit of \d+ comes "
+                       r"from the memory limit of 16\.0 MiB.*give a larger max_memory"):
+        tpbsim.simulate(relu_loop, x, 20000, max_memory=16 << 20)
+    np.testing.assert_array_equal(tpbsim.simulate(relu_loop, x, 20000).outputs, np.maximum(x, 0))
+    xs = np.concatenate([x, -x])
+    art = str(tmp_path / "art")
+    with pytest.raises(tpbsim.TpbError, match=r"estimated memory .* \(2 programs x .*give a larger "
+                       r"max_memory to try anyway"):
+        tpbsim.compile(relu_rows[2], xs, out_dir=art, max_memory=64 << 10)
+    assert not os.path.exists(art)
+    assert tpbsim.compile(relu_rows[2], xs, out_dir=art) == art and os.path.isdir(art)
+    with pytest.raises(ValueError, match="max_memory"):
+        tpbsim.simulate(relu_loop, x, 1, max_memory=-1)
