@@ -6,7 +6,7 @@ import math
 
 from . import _beta1, _trace, language
 from ._trace import NkiError, NkiTensor
-from .isa import _common, _emit, _enum_of, _opn, _t, dma_copy, memset, oob_mode
+from .isa import _common, _dma, _emit, _enum_of, _opn, _t, dge_mode, dma_copy, memset, oob_mode
 
 _OOB = oob_mode   # (the class; dma_compute's parameter takes its name)
 
@@ -24,6 +24,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     a float32 scratch (_acc_buffer), then one DMA rounds it into dst."""
     loc = _trace.caller_loc()
     oob_mode = _enum_of(_OOB, oob_mode, "oob_mode", loc)
+    if _gathered(dst):
+        return _scatter_rmw(dst, srcs, reduce_op, scales, unique_indices, oob_mode, name, loc)
     if oob_mode == _OOB.skip and any(_gathered(x) for x in srcs):
         _gather_rmw_only(dst, srcs, scales, loc)
         srcs = [_staged(x, oob_mode) for x in srcs]
@@ -106,6 +108,57 @@ def _gather_rmw_only(dst, srcs, scales, loc):
                        "is supported in NKI's gather read-modify-write form only: "
                        "dma_compute(dst=acc, srcs=[table.ap(..., vector_offset=idx), acc], "
                        "reduce_op=nl.add) with acc in SBUF and scales 1.0" % loc)
+
+
+def _scatter_rmw(dst, srcs, reduce_op, scales, unique_indices, oob, name, loc):
+    """NKI's scatter read-modify-write form, dst(HBM)[indices] =
+    dst(HBM)[indices] + src(SBUF): two sources, one of them dst itself (the
+    same vector_offset view), the other data in SBUF, scales 1, indices
+    unique.  It is one indirect DMA that adds: the kernel format's dma_copy
+    with an indirect dst and rmw_op add (float32 add, one rounding to dst's
+    dtype, docs/semantics-dma.md), unique_indices kept, so the simulator
+    refuses a repeated index as NKI's unique_indices=True allows none."""
+    if _opn(reduce_op, "reduce_op", loc) != '"add"':
+        raise NkiError("%s: dma_compute: reduce_op: only nl.add is supported" % loc)
+    same = [s for s in srcs if isinstance(s, NkiTensor) and (
+        _beta1._same_view(s, dst) or _t(s, "srcs", loc) == _t(dst, "dst", loc))]
+    data = [s for s in srcs if not any(s is x for x in same)]
+    if not (len(srcs) == 2 and len(same) == 1 and len(data) == 1 and
+            type(data[0]) is NkiTensor and not _gathered(data[0]) and
+            data[0].buffer == language.sbuf and
+            (scales is None or all(float(x) == 1.0 for x in scales))):
+        raise NkiError("%s: dma_compute: an indirect (vector_offset) dst is supported in NKI's "
+                       "scatter read-modify-write form only: dma_compute(dst=rows, srcs=[rows, "
+                       "data], reduce_op=nl.add) with rows = table.ap(..., vector_offset=idx) in "
+                       "HBM, data in SBUF and scales 1.0" % loc)
+    if not unique_indices:
+        raise NkiError("%s: dma_compute: unique_indices=False: read-modify-write with repeated "
+                       "indices is not supported (as in NKI)" % loc)
+    if oob != _OOB.error:   # the kernel format's scatter-add check, also for the cast path
+        raise NkiError("%s: dma_compute: field 'oob_mode': scatter add cannot have other modes "
+                       "except for error" % loc)
+    if language._dtype(data[0].dtype) != language._dtype(dst.dtype):
+        return _scatter_rmw_cast(dst, data[0], name)
+    f = _dma("dma_copy", dst, data[0], loc, oob, dge_mode.unknown, None)
+    f += [("rmw_op", '"add"'), ("unique_indices", "true")]
+    _emit("dma_copy", loc, _common(f, name, None, loc))
+
+
+def _scatter_rmw_cast(dst, data, name):
+    """The scatter read-modify-write form where data's dtype is not dst's:
+    an indirect DMA does not convert (the kernel format refuses it), so
+    the rows are gathered into SBUF, summed in float32 by a direct
+    dma_compute, rounded once into dst's dtype by a direct DMA and
+    scattered back -- NKI's float32 sum and one cast, in four DMAs.
+    Indices must be unique here as in NKI; a repeated one is not refused
+    on this path (its rows are written, not added, twice)."""
+    shape = tuple(dst.shape)
+    rows = language.ndarray(shape, dtype=dst.dtype, buffer=language.sbuf, name="dma_compute_rows")
+    acc = language.ndarray(shape, dtype="float32", buffer=language.sbuf, name="dma_compute_acc")
+    dma_copy(dst=rows, src=dst)
+    dma_compute(acc, [rows, data], language.add, name=name)
+    dma_copy(dst=rows, src=acc)
+    dma_copy(dst=dst, src=rows)
 
 
 def _staged(src, oob):
