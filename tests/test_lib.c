@@ -157,6 +157,28 @@ static void grid_kernel(char *buf, size_t n, int grid, const char *body)
              grid, body);
 }
 
+/* Compile the kernel of a relu loop over `range` on a grid of `grid`
+ * programs under a budget of `budget` bytes: refused, with every string
+ * of the NULL-ended `needles` in the message, and nothing at art. */
+static void assert_refused(tpb_ctx_t *c, const char *range, int grid, uint64_t budget,
+                           const char *art, const char *const *needles)
+{
+    char body[512], text[2048];
+    snprintf(body, sizeof body, "{\"op\": \"for\", \"var\": \"i\", \"range\": [%s], \"body\": "
+                                "[{\"op\": \"activation\", \"dst\": \"t\", \"src\": \"t\", "
+                                "\"func\": \"relu\"}]}", range);
+    grid_kernel(text, sizeof text, grid, body);
+    assert_int_equal(tpb_v1_set_max_memory(c, budget), 0);
+    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
+    for (const char *const *n = needles; *n; n++)
+        if (!strstr(tpb_v1_error(c), *n))
+            fail_msg("'%s' not in: %s", *n, tpb_v1_error(c));
+    assert_int_equal(access(art, F_OK), -1);
+    /* the default budget (3/4 of this machine's memory) holds it */
+    assert_int_equal(tpb_v1_set_max_memory(c, 0), 0);
+    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, NULL, NULL), 0);
+}
+
 /* The library compiles under the same memory budget as `tpb compile
  * --max-memory` (tpb_v1_set_max_memory; default 3/4 of physical memory):
  * a loop that unrolls past it is refused while it unrolls, a grid whose
@@ -171,62 +193,35 @@ static void test_memory_budget(void **state)
     assert_non_null(c);
     char *d = tmpdir();
     assert_non_null(d);
-    char art[128], text[2048];
+    char art[128];
     snprintf(art, sizeof art, "%s/art", d);
-    const char *loop = "{\"op\": \"for\", \"var\": \"i\", \"range\": [%s], \"body\": [{\"op\":"
-                       " \"activation\", \"dst\": \"t\", \"src\": \"t\", \"func\": \"relu\"}]}";
-    char body[512];
-    snprintf(body, sizeof body, loop, "50000");
-    grid_kernel(text, sizeof text, 1, body);
-    assert_int_equal(tpb_v1_set_max_memory(c, 16u << 20), 0);
-    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, NULL, NULL), -1);
-    assert_non_null(strstr(tpb_v1_error(c), "k.py: body[2]: field 'range'"));
-    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the op limit of"));
-    assert_non_null(strstr(tpb_v1_error(c), "comes from the memory limit of 16.0 MiB"));
-    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
-    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
-    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
-    assert_int_equal(access(art, F_OK), -1);
-    /* the default budget (3/4 of this machine's memory) holds it */
-    assert_int_equal(tpb_v1_set_max_memory(c, 0), 0);
-    int64_t nops = 0;
-    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, &nops, NULL), 0);
-    assert_int_equal(nops, 50002);
-    /* past the loop-iteration guard (4 x the op limit): its note too */
-    snprintf(body, sizeof body, loop, "100000");
-    grid_kernel(text, sizeof text, 1, body);
-    assert_int_equal(tpb_v1_set_max_memory(c, 16u << 20), 0);
-    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
-    assert_non_null(strstr(tpb_v1_error(c), "runaway loop?"));
-    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the loop-iteration limit of"));
-    assert_non_null(strstr(tpb_v1_error(c), "(4 x the op limit of"));
-    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
-
+    /* the op limit, while the loop unrolls */
+    const char *ops[] = {"k.py: body[2]: field 'range'", "\nnote: the op limit of",
+                         "comes from the memory limit of 16.0 MiB", "give a larger max_memory",
+                         NULL};
+    assert_refused(c, "50000", 1, 16u << 20, art, ops);
+    /* the loop-iteration guard (4 x the op limit), before it unrolls */
+    const char *iters[] = {"runaway loop?", "\nnote: the loop-iteration limit of",
+                           "(4 x the op limit of", "give a larger max_memory", NULL};
+    assert_refused(c, "100000", 1, 16u << 20, art, iters);
     /* a grid's programs and tensors, counted before any program but 0 is parsed */
-    snprintf(body, sizeof body, loop, "2");
-    grid_kernel(text, sizeof text, 16384, body);
-    assert_int_equal(tpb_v1_set_max_memory(c, 256u << 20), 0);
-    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
-    assert_non_null(strstr(tpb_v1_error(c), "k.py: estimated memory"));
-    assert_non_null(strstr(tpb_v1_error(c), "16384 programs"));
-    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory to try anyway"));
-    assert_int_equal(access(art, F_OK), -1);
-
+    const char *grid[] = {"k.py: estimated memory", "16384 programs",
+                          "give a larger max_memory to try anyway", NULL};
+    assert_refused(c, "2", 16384, 256u << 20, art, grid);
     /* program 1 unrolls 100 000 ops where program 0 unrolls none: the
      * programs share the op limit */
-    snprintf(body, sizeof body, loop, "\"pid * 100000\"");
-    grid_kernel(text, sizeof text, 2, body);
-    assert_int_equal(tpb_v1_set_max_memory(c, 64u << 20), 0);
-    assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), -1);
-    assert_non_null(strstr(tpb_v1_error(c), "program 1 of 2"));
-    assert_non_null(strstr(tpb_v1_error(c), "k.py: body[2]"));
-    assert_non_null(strstr(tpb_v1_error(c), "field 'range'"));
-    assert_non_null(strstr(tpb_v1_error(c), "\nnote: the op limit of"));
-    assert_non_null(strstr(tpb_v1_error(c), "less"));
-    assert_non_null(strstr(tpb_v1_error(c), "give a larger max_memory"));
-    assert_int_equal(access(art, F_OK), -1);
-    /* the same kernel under a budget that holds it compiles */
+    const char *shared[] = {"program 1 of 2", "k.py: body[2]", "field 'range'",
+                            "\nnote: the op limit of", "less", "give a larger max_memory", NULL};
+    assert_refused(c, "\"pid * 100000\"", 2, 64u << 20, art, shared);
+    /* under a budget that holds it, it compiles */
+    int64_t nops = 0;
+    char text[2048];
+    grid_kernel(text, sizeof text, 1,
+                "{\"op\": \"for\", \"var\": \"i\", \"range\": [50000], \"body\": [{\"op\": "
+                "\"activation\", \"dst\": \"t\", \"src\": \"t\", \"func\": \"relu\"}]}");
     assert_int_equal(tpb_v1_set_max_memory(c, 4ull << 30), 0);
+    assert_int_equal(tpb_v1_check_json(c, text, strlen(text), "k.py", NULL, NULL, &nops, NULL), 0);
+    assert_int_equal(nops, 50002);
     assert_int_equal(tpb_v1_compile_json(c, text, strlen(text), "k.py", NULL, NULL, art), 0);
     assert_int_equal(access(art, F_OK), 0);
     assert_int_equal(tpb_v1_set_max_memory(NULL, 0), -1);
