@@ -371,10 +371,11 @@ def test_written_of_is_ever_written():
         '{"op": "tensor_copy", "dst": "t_61", "src": "a", "loc": "x:1"}',
         '{"op": "dma_copy", "dst": {"tensor": "out", "offset": 0, "ap": [[1, 2]]}, "loc": "x:2"}',
         '{"op": "memset", "dst": "b[0:4]", "value": 0.0, "loc": "x:3"}',
-        '{"op": "dma_copy", "dst": "c.reshape(2, 2)", "src": "t_6", "loc": "x:4"}'])
-    names = ["t_6", "t_61", "out", "b", "c", "a", "src"]
+        '{"op": "dma_copy", "dst": "c.reshape(2, 2)", "src": "t_6", "loc": "x:4"}'],
+        unrolling=[[['{"op": "memset", "dst": "d", "value": 0.0, "loc": "x:5"}']]])
+    names = ["t_6", "t_61", "out", "b", "c", "a", "src", "d"]
     assert _beta1.written_of(tr, names) == [n for n in names if _beta1._ever_written(tr, n)]
-    assert _beta1.written_of(tr, names) == ["t_61", "out", "b", "c"]
+    assert _beta1.written_of(tr, names) == ["t_61", "out", "b", "c", "d"]
 
 
 @pytest.mark.parametrize("ap", [[[1, 2], [3, -4]], [], [[0, 1]], [[2 ** 40, 1], [-1, 7]],

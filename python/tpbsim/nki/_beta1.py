@@ -11,6 +11,8 @@ emits the same kernel-format op with that dst through the beta-2 function,
 and returns the tile.  `t[idx] = value` and `t[idx] += value`
 (NkiTensor.__setitem__ / __iadd__) are handled by assign() / iadd()."""
 import functools
+import itertools
+import json
 import inspect
 import sys
 
@@ -806,18 +808,25 @@ def _dst_keys(name):
             for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
 
 
+def _traced_ops(tr):
+    """The ops traced so far: the body, and the finished iterations of the
+    loops being unrolled (language._unrolled_loop holds them until the
+    loop ends)."""
+    return itertools.chain(tr.body, *(o for its in tr.unrolling for o in its))
+
+
 def _ever_written(tr, name):
     """Whether an op traced so far (loop bodies included) writes tile
     `name` (its dst names it, plainly or as a raw access pattern)."""
     keys = _dst_keys(name)
-    return any(k in op for op in tr.body for k in keys)
+    return any(k in op for op in _traced_ops(tr) for k in keys)
 
 
 def written_of(tr, names):
-    """Those of names that _ever_written: the body searched as one text
+    """Those of names that _ever_written: the ops searched as one text
     (no key holds the newline joining the ops) instead of once per op and
     name."""
-    text = "\n".join(tr.body)
+    text = "\n".join(_traced_ops(tr))
     return [n for n in names if any(k in text for k in _dst_keys(n))]
 
 
@@ -941,8 +950,7 @@ def assign(target, value):
             raise NkiError("%s: assignment of nl.loop_reduce: shape %s into %s" %
                            (loc, list(value.x.shape), list(target.shape)))
         x = value.x if value.x.shape == target.shape else _with_ones(value.x, target.shape)
-        from ._psum_pair import off_psum
-        isa.tensor_tensor(target, target, off_psum(target, x, loc), value.op)
+        _loop_reduce(tr, target, x, value.op, loc)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
         from ._partition import memset_fields   # t[i, j] = v at any partition i
@@ -951,6 +959,47 @@ def assign(target, value):
         return
     raise NkiError("%s: assignment to '%s': value %r is not supported (a tile, or a number "
                    "into an SBUF/PSUM tile)" % (loc, target.base.name, value))
+
+
+@_skip
+def _loop_reduce(tr, target, x, op, loc):
+    """t[idx] = nl.loop_reduce(x, op, loop_indices): NKI's t = op(t, x).
+    Into a tile no other op wrote before its first loop_reduce (an
+    nl.ndarray: the NKIBench kernels neuronxcc generates reduce so, with no
+    initial value) the reduction starts with the loop: the first write of
+    each region -- in the first iteration of the traced-once loops the
+    tile lives across and does not move with, as for a first nc_matmul
+    into PSUM (Trace.first_write) -- copies x, the later ones apply op.
+    The regions written are keyed as PSUM accumulation regions are
+    (_groups.acc_key), so an undone loop pass forgets them (docs/python.md
+    "Loop reductions")."""
+    from . import isa, _groups
+    from ._psum_pair import off_psum
+    x = off_psum(target, x, loc)
+    key = "loop_reduce:" + _groups.acc_key(target)
+    other = tr.lr_other.get(target.base.name)
+    if other is None:   # once per tile: written by another op before?
+        other = tr.lr_other[target.base.name] = _ever_written(tr, target.base.name)
+    if other or key in tr.psum_written:
+        isa.tensor_tensor(target, target, x, op)
+        return
+    tr.psum_written.add(key)
+    cond = False
+    if tr.frames:   # in a traced-once loop body
+        tr.frames[-1].psum.append(key)
+        cond = tr.first_write(target)
+    if cond is False:   # this op is the region's first write
+        isa.tensor_copy(target, x)
+        return
+    mark = len(tr.body)
+    isa.tensor_tensor(target, target, x, op)
+    later = tr.body[mark:]
+    del tr.body[mark:]
+    isa.tensor_copy(target, x)
+    first = tr.body[mark:]
+    del tr.body[mark:]
+    tr.body.append('{"op": "if", "cond": %s, "loc": "%s", "body": [\n%s\n], "else": [\n%s\n]}'
+                   % (json.dumps(cond), loc, ",\n".join(later), ",\n".join(first)))
 
 
 @_skip

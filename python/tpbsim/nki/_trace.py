@@ -650,7 +650,9 @@ class Trace:
         self.hbm = []          # nl.ndarray in HBM (outputs or scratch)
         self.body = []         # JSON text per op
         self.names = set()
-        self.psum_written = set()   # nc_matmul accumulate=None inference
+        self.psum_written = set()   # nc_matmul accumulate=None inference (and loop_reduce's)
+        self.lr_other = {}          # tile name -> written before its first loop_reduce
+        self.unrolling = []         # per loop being unrolled, its finished iterations' ops
         # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
         self.split_psum = False
         self.psum_blocks = False     # a PSUM block-dim tile of more than one block

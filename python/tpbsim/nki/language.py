@@ -456,6 +456,7 @@ def _unrolled_loop(tr, kind, r, loc):
     mark = len(tr.body)
     iters = []
     site = tr.sites.enter_loop(loc)
+    tr.unrolling.append(iters)   # (what an op wrote in an earlier iteration: _beta1)
     try:
         for v in r:
             with tr.sites.iteration(site):
@@ -463,6 +464,7 @@ def _unrolled_loop(tr, kind, r, loc):
             iters.append(tr.body[mark:])
             del tr.body[mark:]
     finally:
+        tr.unrolling[:] = [x for x in tr.unrolling if x is not iters]
         if len(tr.body) > mark:   # left by break: the iteration ran up to it
             iters.append(tr.body[mark:])
             del tr.body[mark:]
