@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* d_type, renameat2 */
 #include "fileio.h"
 
 #include <errno.h>
@@ -397,7 +398,8 @@ static bool is_dir_errno(int e) { return e == EISDIR || e == EPERM; }
 /* Empty directory path: each entry removed relative to the open
  * directory (an unlinkat per file, where a path per entry cost an lstat
  * and a walk of the whole path each: every compile that replaces an output
- * removes the old tree); a subdirectory is found by unlinkat's error. */
+ * removes the old tree); a subdirectory is known by its d_type, or where
+ * the file system gives none by unlinkat's error. */
 static int rmtree_dir(const char *path)
 {
     DIR *d = opendir(path);
@@ -409,6 +411,11 @@ static int rmtree_dir(const char *path)
         const char *nm = de->d_name;
         if (!strcmp(nm, ".") || !strcmp(nm, ".."))
             continue;
+#ifdef DT_DIR
+        if (de->d_type == DT_DIR)
+            errno = EISDIR;
+        else
+#endif
         if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT)
             continue;
         char sub[4096];
@@ -418,6 +425,26 @@ static int rmtree_dir(const char *path)
     }
     closedir(d);
     return rc;
+}
+
+int fio_rmtree_dir(const char *path)
+{
+    int rc = rmtree_dir(path);   /* fails on a missing path: rmdir's errno says */
+    if (rmdir(path) == 0)
+        return rc;
+    return errno == ENOENT ? 0 : -1;
+}
+
+int fio_exchange(const char *a, const char *b)
+{
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int fio_rmtree(const char *path)

@@ -76,7 +76,7 @@ void tpb_heap_trim(void)
 #endif
 }
 
-bool tpb_heap_reserve(size_t bytes)
+bool tpb_heap_reserve(size_t bytes, size_t small_head)
 {
 #if defined(HAVE_MALLINFO2) && defined(__linux__) && defined(MADV_HUGEPAGE)
     const uintptr_t huge = (uintptr_t)2 << 20;
@@ -84,19 +84,27 @@ bool tpb_heap_reserve(size_t bytes)
     if (bytes < huge || bytes > (size_t)INT_MAX / 2 || ps <= 0 || mallinfo2().arena != 0)
         return false;   /* malloc has its heap already: too late */
     uintptr_t page = (uintptr_t)ps;
+    if (small_head > bytes)
+        return false;
+    /* whole pages, at least one: glibc writes a header at the heap's start */
+    uintptr_t head = small_head < page ? page : ((uintptr_t)small_head + page - 1) & ~(page - 1);
     char *brk0 = sbrk(0);
     if (brk0 == (char *)-1)
         return false;
-    /* glibc writes a header at the start of its heap: that start goes one
-     * page below a 2 MiB boundary, so the first touch maps one small page
-     * and leaves the ranges above it whole for huge pages. */
-    uintptr_t bound = ((uintptr_t)brk0 + page + huge - 1) & ~(huge - 1);
-    if (sbrk((intptr_t)(bound - page - (uintptr_t)brk0)) == (void *)-1)
+    /* The heap starts `head` below a 2 MiB boundary: its first `head`
+     * bytes are small pages (a small compile stays in them and never
+     * clears a 2 MiB page), the ranges above the boundary whole for huge
+     * pages. */
+    uintptr_t bound = ((uintptr_t)brk0 + head + huge - 1) & ~(huge - 1);
+    if (sbrk((intptr_t)(bound - head - (uintptr_t)brk0)) == (void *)-1)
         return false;
-    /* Grow in steps of the reserve, do not give it back on free(), and
-     * keep blocks below TPB_ARRAY_MAP_MIN in the heap (glibc would map
-     * those from 128 KiB on, in 4 KiB pages). */
-    if (!mallopt(M_TOP_PAD, (int)bytes) || !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)) ||
+    /* Grow in steps of the reserve and the head (the first growth ends
+     * `bytes` past the boundary: the advised part is the reserve's size
+     * whatever the head), do not give it back on free(), and keep blocks
+     * below TPB_ARRAY_MAP_MIN in the heap (glibc would map those from 128
+     * KiB on, in 4 KiB pages). */
+    if (!mallopt(M_TOP_PAD, (int)(bytes + head - page)) ||
+        !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)) ||
         !mallopt(M_MMAP_THRESHOLD, (int)TPB_ARRAY_MAP_MIN))
         return false;
     void *volatile first = malloc(1);   /* volatile: the pair must not be elided */

@@ -91,12 +91,23 @@ void tpb_heap_trim(void);
  * huge pages, for a process about to make many small blocks: glibc's heap
  * otherwise takes a page fault per 4 KiB it touches (~12 us each on a VM,
  * docs/performance-log.md "Page faults on a virtual machine"), one 2 MiB page
- * takes one.  The heap then grows in steps of `bytes`, free() keeps
+ * takes one.  The heap's first `small_head` bytes (rounded up to whole
+ * pages, at least one, at most `bytes`) come before that range, in 4 KiB
+ * pages: a process that touches less than that never clears a 2 MiB page
+ * (~0.1-0.5 ms here), one that touches more pays a small fault per 4 KiB
+ * of the head.  The heap then grows in steps of `bytes`, free() keeps
  * them (M_TOP_PAD, M_TRIM_THRESHOLD), and it holds the blocks below
  * TPB_ARRAY_MAP_MIN (M_MMAP_THRESHOLD).  Only before malloc has made its heap
  * (glibc on Linux): call it first thing.  Returns whether the reserve was
  * made; a process where it was not runs as before. */
-bool tpb_heap_reserve(size_t bytes);
+bool tpb_heap_reserve(size_t bytes, size_t small_head);
+/* The small-page head `tpb compile` gives a kernel text under
+ * TPB_SMALL_TEXT bytes: such compiles (the examples, the golden cases)
+ * touch 0.1-1 MiB of heap.  A larger text touches more than the head
+ * would hold and gets a one-page head, as before
+ * (docs/performance-log.md "Fixed cost of a small compile"). */
+#define TPB_HEAP_SMALL_HEAD ((size_t)1 << 20)
+#define TPB_SMALL_TEXT ((size_t)8 << 10)
 /* The stack a compile uses: its deepest frames reach some 70 KiB below
  * main's (sched_synchronise_budget, prelink, compile_staged), 18 pages,
  * and ~100 KiB in a tpb linked with LTO (TPB_LTO: frames of functions

@@ -682,6 +682,14 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
     if (had) {
         if (!S_ISDIR(st.st_mode))
             return tpb_errf(err, "%s exists and is not a directory", dst);
+        /* one atomic swap: dst is the old tree or the new one at every
+         * instant, and the old one, now at src (a temporary of this
+         * process: tpb_txn_recover_dir removes it should we be killed),
+         * goes */
+        if (fio_exchange(src, dst) == 0) {
+            fio_rmtree_dir(src);
+            return 0;
+        }
         /* named only when needed: getpid is a system call */
         snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
         if (rename(dst, old) != 0)
@@ -694,7 +702,7 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
         return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
     }
     if (had)
-        art_rmtree(old);
+        fio_rmtree_dir(old);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bir.h"
@@ -126,7 +127,7 @@ static unsigned long long peak_rss_kib(void)
 }
 
 static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserved,
-                        size_t spare_reused)
+                        size_t small_head, size_t spare_reused)
 {
     printf("engine       bundles\n");
     for (int i = 0; i < 5; i++) {
@@ -156,7 +157,10 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
     if (st->rolled || st->roll_failed)
         printf("rolled loops: %u rolled, %u left unrolled%s%s%s\n", st->rolled, st->roll_failed,
                st->roll_note[0] ? " (first: " : "", st->roll_note, st->roll_note[0] ? ")" : "");
-    if (heap_reserved)
+    if (heap_reserved && small_head)
+        printf("heap reserve %zu KiB in huge pages after %zu KiB in 4 KiB pages\n",
+               TPB_HEAP_RESERVE >> 10, small_head >> 10);
+    else if (heap_reserved)
         printf("heap reserve %zu KiB in huge pages\n", TPB_HEAP_RESERVE >> 10);
     if (spare_reused)
         printf("freed mappings reused %zu KiB\n", spare_reused >> 10);
@@ -166,14 +170,28 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
 }
 
 /* Take the malloc heap reserve (common/hugepage.h), before anything is
- * malloc'ed; whether it was taken.  Every compile takes it: even a one-op
+ * malloc'ed; whether it was taken, and in *small_head the bytes of small
+ * pages before its huge ones.  Every compile takes it: even a one-op
  * kernel touches ~25 pages of small heap blocks (the target, the name and
  * operand tables, the artifact writers), a 100-op flat body ~100, and a
- * 4 KiB fault costs ~11 us here against ~0.14 ms for the reserve's first
- * 2 MiB page (docs/performance-log.md "Start-up: the heap reserve for
- * every compile").  Until the twenty-first session it was taken only for
- * texts of 64 KiB and more. */
-static bool reserve_heap(void) { return tpb_heap_reserve(TPB_HEAP_RESERVE); }
+ * 4 KiB fault costs ~1-11 us here (docs/performance-log.md "Start-up: the
+ * heap reserve for every compile").  A kernel text under TPB_SMALL_TEXT
+ * gets a small-page head of TPB_HEAP_SMALL_HEAD: the examples and golden
+ * cases touch 0.2-1 MiB of heap, in 50-70 small pages, where the first
+ * huge page cost a clear of 2 MiB (a loop that unrolls to 10^5 ops pays
+ * ~256 small faults more, ~0.3 % of its compile); a larger text grows
+ * past the head, which would only add faults ("Fixed cost of a small
+ * compile").  stat() does not malloc. */
+static bool reserve_heap(const char *in, size_t *small_head)
+{
+    struct stat st;
+    *small_head = stat(in, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < TPB_SMALL_TEXT
+                  ? TPB_HEAP_SMALL_HEAD : 0;
+    if (tpb_heap_reserve(TPB_HEAP_RESERVE, *small_head))
+        return true;
+    *small_head = 0;
+    return false;
+}
 
 static int parse_size(const char *v, uint64_t *out)
 {
@@ -298,7 +316,8 @@ int tpb_cmd_compile(int argc, char **argv)
         return 2;
     }
 #ifdef HAVE_FRONTEND
-    bool heap_reserved = reserve_heap();
+    size_t small_head;
+    bool heap_reserved = reserve_heap(in, &small_head);
     tpb_stack_prefault(TPB_STACK_PREFAULT);
     tir_kernel_t k;
     enc_budget_t budget;
@@ -362,7 +381,7 @@ int tpb_cmd_compile(int argc, char **argv)
         printf("%s: every bundle built and validated (nothing written)\n", in);
     }
     if (stats)
-        print_stats(&st, mode != ENC_COLLECT_OPCODES, heap_reserved, spare.reused);
+        print_stats(&st, mode != ENC_COLLECT_OPCODES, heap_reserved, small_head, spare.reused);
     return 0;
 #else
     (void)dump;

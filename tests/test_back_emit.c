@@ -765,6 +765,16 @@ static void test_error_leaves_nothing(void **state)
     /* an existing artifact directory survives a failed recompile */
     BU_EDIT(&k, k.ops[3].dst, count[0], 128);
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    /* a recompile replaces the directory whole: a file of the old one is
+     * gone, and neither temporary is left beside it */
+    char stale[4200], old[4200];
+    snprintf(stale, sizeof stale, "%s/stale.txt", dir);
+    assert_int_equal(fio_write_atomic(stale, "s", 1, &err), 0);
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_false(fio_exists(stale));
+    assert_false(fio_exists(tmp));
+    snprintf(old, sizeof old, "%s.tpbold.%ld", dir, (long)getpid());
+    assert_false(fio_exists(old));
     BU_EDIT(&k, k.ops[3].dst, count[0], 64);
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     char p[4200];

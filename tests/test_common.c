@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -246,6 +247,43 @@ static void expect_pattern(const uint8_t *b, size_t n)
  * threshold and kept (not shrunk, same pages) for a smaller file after;
  * each read NUL-terminated; a file of unknown size (/proc) grows it from
  * its first size; a failed read leaves it valid. */
+/* fio_exchange swaps two directories whole (what art_install_dir does with
+ * a staged artifact directory and the old one), fails on a missing path
+ * leaving the other as it was, and fio_rmtree_dir removes the swapped-out
+ * tree, nested directories included (found by d_type). */
+static void test_exchange_and_rmtree_dir(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    char a[] = "/tmp/tpb_xchg_a_XXXXXX", b[] = "/tmp/tpb_xchg_b_XXXXXX", p[128];
+    assert_non_null(mkdtemp(a));
+    assert_non_null(mkdtemp(b));
+    snprintf(p, sizeof p, "%s/nc0/sg0", a);
+    assert_int_equal(fio_mkdirs(p, &err), 0);
+    snprintf(p, sizeof p, "%s/nc0/sg0/old.bin", a);
+    assert_int_equal(fio_write_atomic(p, "o", 1, &err), 0);
+    snprintf(p, sizeof p, "%s/new.json", b);
+    assert_int_equal(fio_write_atomic(p, "n", 1, &err), 0);
+    if (fio_exchange(a, b) != 0) {
+        assert_true(errno == EINVAL || errno == ENOSYS);   /* no exchange here */
+        assert_int_equal(fio_rmtree(a), 0);
+        assert_int_equal(fio_rmtree(b), 0);
+        skip();
+    }
+    snprintf(p, sizeof p, "%s/new.json", a);
+    expect_file(p, "n");
+    snprintf(p, sizeof p, "%s/nc0/sg0/old.bin", b);
+    expect_file(p, "o");
+    assert_int_equal(fio_rmtree_dir(b), 0);
+    assert_false(fio_exists(b));
+    assert_int_equal(fio_rmtree_dir(b), 0);   /* gone already */
+    assert_int_not_equal(fio_exchange(a, b), 0);   /* b is missing */
+    snprintf(p, sizeof p, "%s/new.json", a);
+    expect_file(p, "n");
+    assert_int_equal(fio_rmtree_dir(a), 0);
+    assert_false(fio_exists(a));
+}
+
 static void test_read_buf_reuse(void **state)
 {
     (void)state;
@@ -530,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_staged_write_and_fsync_tree),
         cmocka_unit_test(test_mkdirs_and_staged_errors),
         cmocka_unit_test(test_rmtree_nested),
+        cmocka_unit_test(test_exchange_and_rmtree_dir),
         cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),

@@ -35,8 +35,12 @@
 
 typedef struct {
     bool reserved;   /* what tpb_heap_reserve returned in main() */
+    char *brk_before; /* the break before it */
     char *brk_after; /* the break right after it */
 } heap_state_t;
+
+/* The small-page head main() asks for. */
+#define TEST_HEAD ((size_t)256 << 10)
 
 #ifdef RESERVE_EXPECTED
 /* Whether transparent huge pages can back a madvised range here. */
@@ -127,9 +131,63 @@ static void test_reserve_taken_once(void **state)
     assert_true(hs->reserved);
     /* the heap grew by the whole reserve at once */
     assert_true(mallinfo2().arena >= TPB_HEAP_RESERVE);
-    assert_false(tpb_heap_reserve(TPB_HEAP_RESERVE));
+    assert_false(tpb_heap_reserve(TPB_HEAP_RESERVE, 0));
 #else
     assert_false(hs->reserved);
+#endif
+}
+
+#ifdef RESERVE_EXPECTED
+/* The [heap] mappings of /proc/self/smaps in address order: up to `max`
+ * of (start, end, whether VmFlags has "hg" (MADV_HUGEPAGE)). */
+static int heap_vmas(uintptr_t lo[], uintptr_t hi[], bool hg[], int max)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[512];
+    int n = 0;
+    bool in_heap = false;
+    unsigned long a, b;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx", &a, &b) == 2) {   /* a mapping's first line */
+            in_heap = strstr(line, "[heap]") != NULL && n < max;
+            if (in_heap) {
+                lo[n] = a;
+                hi[n] = b;
+                hg[n++] = false;
+            }
+        } else if (in_heap && !strncmp(line, "VmFlags:", 8)) {
+            hg[n - 1] = strstr(line, " hg") != NULL;
+        }
+    }
+    fclose(f);
+    return n;
+}
+#endif
+
+/* The heap starts with the small-page head main() asked for: a mapping of
+ * its own, not advised for huge pages, that ends at a 2 MiB boundary,
+ * where the advised part (the reserve's size) begins. */
+static void test_small_head_before_huge(void **state)
+{
+    const heap_state_t *hs = *state;
+#ifdef RESERVE_EXPECTED
+    if (!hs->reserved)
+        skip();
+    uintptr_t lo[8], hi[8];
+    bool hg[8];
+    int n = heap_vmas(lo, hi, hg, 8);
+    assert_true(n >= 2);
+    assert_false(hg[0]);
+    assert_int_equal(hi[0] & (((uintptr_t)2 << 20) - 1), 0);
+    assert_true(hi[0] - lo[0] >= TEST_HEAD);
+    assert_true(hi[0] - (uintptr_t)hs->brk_before < TEST_HEAD + ((uintptr_t)2 << 20));
+    assert_true(hg[1]);
+    assert_int_equal(lo[1], hi[0]);
+    assert_true(hi[1] - lo[1] >= TPB_HEAP_RESERVE);
+#else
+    (void)hs;
+    skip();
 #endif
 }
 
@@ -236,9 +294,10 @@ static void test_trim_keeps_reserve(void **state)
 }
 
 /* Runs `tpb compile --stats` on a flat kernel of n tiles; whether its
- * statistics name the heap reserve, and the KiB of freed mappings they say
- * were reused (0 without the line) into *reused. */
-static bool compile_stats(int n, unsigned long *reused)
+ * statistics name the heap reserve, the KiB of freed mappings they say
+ * were reused (0 without the line) into *reused and the KiB of the heap's
+ * small-page head (0 without one) into *head. */
+static bool compile_stats(int n, unsigned long *reused, unsigned long *head)
 {
     char dir[] = "/tmp/tpb_heap_reserve_XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -263,8 +322,13 @@ static bool compile_stats(int n, unsigned long *reused)
     char line[256];
     bool seen = false, peak = false;
     *reused = 0;
+    *head = 0;
     while (fgets(line, sizeof line, p)) {
         seen |= strncmp(line, "heap reserve ", 13) == 0;
+        unsigned long kib;
+        if (sscanf(line, "heap reserve %lu KiB in huge pages after %lu KiB in 4 KiB pages", &kib,
+                   head) == 2)
+            assert_int_equal(kib, TPB_HEAP_RESERVE >> 10);
         if (sscanf(line, "freed mappings reused %lu KiB", reused) == 1)
             assert_true(*reused > 0);
         peak |= strncmp(line, "peak memory ", 12) == 0;
@@ -278,8 +342,8 @@ static bool compile_stats(int n, unsigned long *reused)
 
 static bool compile_reports_reserve(int n)
 {
-    unsigned long reused;
-    return compile_stats(n, &reused);
+    unsigned long reused, head;
+    return compile_stats(n, &reused, &head);
 }
 
 /* A compile whose JSON tree and op array are mappings hands their pages
@@ -290,10 +354,10 @@ static bool compile_reports_reserve(int n)
 static void test_compile_reuses_freed_mappings(void **state)
 {
     (void)state;
-    unsigned long reused;
-    (void)compile_stats(4, &reused);
+    unsigned long reused, head;
+    (void)compile_stats(4, &reused, &head);
     assert_int_equal(reused, 0);
-    (void)compile_stats(3000, &reused);
+    (void)compile_stats(3000, &reused, &head);
 #ifdef __linux__
     assert_true(reused >= 4096);
 #endif
@@ -314,19 +378,41 @@ static void test_compile_takes_reserve(void **state)
 #endif
 }
 
+/* A small kernel text (4 tiles, ~0.7 KB) gets the small-page head, a
+ * large one (600 tiles, ~110 KB) none; without the reserve, neither. */
+static void test_compile_small_head(void **state)
+{
+    (void)state;
+    unsigned long reused, head;
+    bool r = compile_stats(4, &reused, &head);
+#ifdef RESERVE_EXPECTED
+    assert_true(r);
+    assert_int_equal(head, TPB_HEAP_SMALL_HEAD >> 10);
+#else
+    assert_false(r);
+    assert_int_equal(head, 0);
+#endif
+    r = compile_stats(600, &reused, &head);
+    assert_int_equal(head, 0);
+    (void)r;
+}
+
 int main(void)
 {
     static heap_state_t hs;
-    hs.reserved = tpb_heap_reserve(TPB_HEAP_RESERVE);
+    hs.brk_before = sbrk(0);
+    hs.reserved = tpb_heap_reserve(TPB_HEAP_RESERVE, TEST_HEAD);
     hs.brk_after = sbrk(0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stack_prefault),
         cmocka_unit_test_prestate(test_reserve_taken_once, &hs),
+        cmocka_unit_test_prestate(test_small_head_before_huge, &hs),
         cmocka_unit_test_prestate(test_small_blocks_on_huge_pages, &hs),
         cmocka_unit_test_prestate(test_mid_blocks_in_heap, &hs),
         cmocka_unit_test_prestate(test_trim_keeps_reserve, &hs),
         cmocka_unit_test(test_compile_reuses_freed_mappings),
         cmocka_unit_test(test_compile_takes_reserve),
+        cmocka_unit_test(test_compile_small_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
