@@ -2,9 +2,11 @@
 #include "bir.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytehash.h"
 #include "hugepage.h"
 
 const char *bir_opcode_name(bir_opcode_t o)
@@ -77,6 +79,7 @@ void bir_module_free(bir_module_t *m)
     tpb_array_free(m->mlocs, (size_t)(m->nmlocs > 0 ? m->nmlocs : 0) * sizeof *m->mlocs);
     tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
     free(m->loops);
+    free(m->share);
     tpb_arena_free(&m->arena);
     memset(m, 0, sizeof *m);
 }
@@ -174,7 +177,12 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
     return true;
 }
 
-_Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op");
+_Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op, isa.op an ISA op");
+_Static_assert(ISA_ENG_COUNT <= 8, "bir_inst_t.engines: a bit per engine in 8 bits");
+_Static_assert(sizeof(bir_sync_t) == 12, "bir_sync_t: the HDR fields in 12 bytes");
+/* the scheduler's fields in the first cache line, the whole in 96 bytes */
+_Static_assert(offsetof(bir_inst_t, acc) + sizeof(void *) <= 64, "bir_inst_t's hot fields");
+_Static_assert(sizeof(bir_inst_t) == 96, "bir_inst_t is 96 bytes");
 
 /* The body bytes of an ISA op (bir_body_size; inline here: once per
  * instruction built). */
@@ -189,12 +197,15 @@ static inline size_t body_bytes(isa_op_t op)
 static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
                              const char *tail, size_t t)
 {
-    /* the room first (its alignment is the block's), then the name, then the
-     * body: no padding beyond the body's alignment after the name */
+    /* the name first, then the room, then the body: bir_inst_share gives
+     * back a shared body and then a shared room, the block's newest bytes
+     * in that order; no name bytes for an op's first instruction (named
+     * by the op's own string) */
     const size_t al = _Alignof(isa_body_t), aa = _Alignof(bir_access_t);
     unsigned room = (unsigned)in->isa.op < ISA_OP_COUNT ? m->acc_room[in->isa.op] : 0;
-    size_t name_at = room * sizeof(bir_access_t);
-    size_t at = (name_at + n + t + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    size_t name_n = n + t ? n + t + 1 : 0;
+    size_t room_at = room ? (name_n + aa - 1) & ~(aa - 1) : name_n;
+    size_t at = (room_at + room * sizeof(bir_access_t) + al - 1) & ~(al - 1);   /* the body's */
     char *p = tpb_arena_alloc(&m->arena, at + body_bytes(in->isa.op), room && aa > al ? aa : al);
     if (!p) {
         in->name = "";
@@ -203,14 +214,14 @@ static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, siz
         in->isa.f = &m->oom_body;
         return false;
     }
-    if (n)   /* (0: an op's first instruction, named by the op's own string) */
-        memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    if (n)   /* the arena's bytes are zero: the name ends */
+        memcpy(p, s, n);
     if (t)
-        memcpy(p + name_at + n, tail, t);
-    in->name = p + name_at;
+        memcpy(p + n, tail, t);
+    in->name = name_n ? p : "";
     in->acc_key = (uint8_t)(in->isa.op + 1);
     if (room) {
-        in->acc = (const bir_access_t *)p;
+        in->acc = (const bir_access_t *)(p + room_at);
         in->acc_room = (uint8_t)room;
     }
     in->isa.f = (isa_body_t *)(p + at);
@@ -226,6 +237,93 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
                              const char *tail, size_t t)
 {
     return name_body(m, in, s, n, tail, t);
+}
+
+/* bir_inst_share's memory: per kind (bodies, access lists) BIR_SHARE_SETS
+ * sets of BIR_SHARE_WAYS records, found by a hash of the bytes; a set is
+ * one cache line, its newest record first (a new one pushes out the
+ * oldest).  Enough for the few distinct bodies of a loop's rotating
+ * buffers; a kernel whose instructions all differ pays a hash and a probe
+ * of one line per instruction. */
+#define BIR_SHARE_SETS 256
+#define BIR_SHARE_WAYS 4
+typedef struct {
+    const void *rec;         /* in the module's arena; never written */
+    uint32_t hash, len;      /* high half of the hash, bytes */
+} share_way_t;
+typedef struct {
+    share_way_t way[BIR_SHARE_WAYS];
+} share_set_t;
+struct bir_share {
+    share_set_t body[BIR_SHARE_SETS], acc[BIR_SHARE_SETS];
+};
+
+/* Where the n bytes at p belong: their set and tag. */
+typedef struct {
+    share_set_t *set;
+    uint32_t tag;
+} share_key_t;
+
+/* The remembered record equal to the n bytes at p; NULL when none (*k:
+ * where to remember one). */
+static const void *share_lookup(share_set_t *sets, const void *p, size_t n, share_key_t *k)
+{
+    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull ^ n, p, n);
+    k->tag = (uint32_t)(h >> 32);
+    k->set = &sets[h & (BIR_SHARE_SETS - 1)];
+    for (int w = 0; w < BIR_SHARE_WAYS; w++) {
+        const share_way_t *x = &k->set->way[w];
+        if (x->hash == k->tag && x->len == n && x->rec && memcmp(x->rec, p, n) == 0)
+            return x->rec;
+    }
+    return NULL;
+}
+
+static void share_remember(const share_key_t *k, const void *rec, size_t n)
+{
+    share_way_t *w = k->set->way;
+    memmove(&w[1], &w[0], (BIR_SHARE_WAYS - 1) * sizeof w[0]);
+    w[0] = (share_way_t){rec, k->tag, (uint32_t)n};
+}
+
+static struct bir_share *share_of(bir_module_t *m)
+{
+    if (!m->share)
+        m->share = calloc(1, sizeof *m->share);   /* NULL: nothing is shared */
+    return m->share;
+}
+
+void bir_inst_share(bir_module_t *m, bir_inst_t *in)
+{
+    struct bir_share *sh;
+    if (in->oom || !(sh = share_of(m)))
+        return;
+    share_key_t k;
+    isa_body_t *f = in->isa.f;
+    size_t bs = f ? body_bytes(in->isa.op) : 0;
+    const void *fq = NULL, *aq = NULL;
+    if (bs && !(fq = share_lookup(sh->body, f, bs, &k)))
+        share_remember(&k, f, bs);
+    const bir_access_t *a = in->acc;
+    size_t as = (size_t)in->nacc * sizeof *a;
+    if (as && !(aq = share_lookup(sh->acc, a, as, &k)))
+        share_remember(&k, a, as);
+    /* give back what is replaced, newest first: a list grown past its room
+     * (a block of its own after the body), the body, the room before it;
+     * each only while it is the arena's newest bytes */
+    size_t room = (size_t)in->acc_room * sizeof *a;
+    if (aq && aq != a) {
+        in->acc = aq;
+        in->acc_room = 0;   /* the next access extends a copy */
+        if (!room)
+            tpb_arena_pop(&m->arena, a, as);
+    }
+    if (fq && fq != f) {
+        in->isa.f = (isa_body_t *)fq;
+        tpb_arena_pop(&m->arena, f, bs);
+    }
+    if (aq && aq != a && room)
+        tpb_arena_pop(&m->arena, a, room);
 }
 
 const bir_rare_t bir_rare_none;
@@ -273,6 +371,28 @@ static isa_body_t *body_alloc(bir_module_t *m, bir_inst_t *in)
     return f;
 }
 
+bool bir_inst_body_share(bir_module_t *m, bir_inst_t *in, const isa_body_t *x)
+{
+    size_t bs = body_bytes(in->isa.op);
+    struct bir_share *sh = share_of(m);
+    share_key_t k;
+    const void *q = sh ? share_lookup(sh->body, x, bs, &k) : NULL;
+    if (q) {
+        in->isa.f = (isa_body_t *)q;
+        return true;
+    }
+    isa_body_t *f = body_alloc(m, in);
+    if (f == &m->oom_body) {
+        in->isa.f = f;
+        return false;
+    }
+    memcpy(f, x, bs);
+    in->isa.f = f;
+    if (sh)
+        share_remember(&k, f, bs);
+    return true;
+}
+
 isa_body_t *bir_inst_body_new(bir_module_t *m, bir_inst_t *in)
 {
     return in->isa.f = body_alloc(m, in);
@@ -291,7 +411,7 @@ void bir_isa_expand(const bir_inst_t *in, isa_inst_t *out)
     memset(out, 0, sizeof *out);
     out->op = in->isa.op;
     out->l2 = in->isa.l2;
-    out->sync = in->isa.sync;
+    bir_sync_expand(&in->isa.sync, &out->sync);
     memcpy(&out->f, bir_body(in), bir_body_size(in->isa.op));
 }
 
@@ -306,7 +426,7 @@ bool bir_isa_set(bir_module_t *m, bir_inst_t *in, const isa_inst_t *x)
 {
     in->isa.op = x->op;
     in->isa.l2 = x->l2;
-    in->isa.sync = x->sync;
+    bir_sync_pack(&x->sync, &in->isa.sync);
     isa_body_t *f = bir_inst_body_new(m, in);
     if (in->oom)
         return false;

@@ -227,6 +227,30 @@ __attribute__((noinline)) static int qwalk_spill(qwalk_t *w, bir_module_t *m, bi
     return w->known_spill[k];
 }
 
+/* The body's queue operand: bodies are shared (bir_inst_share), so a
+ * changed one is a copy, itself shared with equal ones. */
+static int set_queue_field(bir_module_t *m, bir_inst_t *in, uint32_t q, tpb_err_t *err)
+{
+    isa_body_t x;
+    uint32_t *field;
+    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
+        field = &x.DDESC.queue;
+    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        field = &x.DIND.queue;
+    else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+        field = &x.DTRIG.queue;
+    else
+        return 0;
+    size_t at = (size_t)((const char *)field - (const char *)&x);
+    uint32_t now;
+    memcpy(&now, (const char *)in->isa.f + at, sizeof now);
+    if (now == q)
+        return 0;
+    memcpy(&x, in->isa.f, bir_body_size(in->isa.op));
+    *field = q;
+    return bir_inst_body_share(m, in, &x) ? 0 : tpb_errf(err, "out of memory assigning DMA queues");
+}
+
 static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
     if (in->spill && in->dma_group != w->cur_group) {
@@ -245,13 +269,7 @@ static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_er
         w->cur_q = q;
     }
     in->queue = w->cur_q;
-    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-        in->isa.f->DDESC.queue = (uint32_t)w->cur_q;
-    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        in->isa.f->DIND.queue = (uint32_t)w->cur_q;
-    else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-        in->isa.f->DTRIG.queue = (uint32_t)w->cur_q;
-    return 0;
+    return set_queue_field(m, in, (uint32_t)w->cur_q, err);
 }
 
 int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
