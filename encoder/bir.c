@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytehash.h"
 #include "hugepage.h"
 
 const char *bir_opcode_name(bir_opcode_t o)
@@ -225,6 +224,7 @@ static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, siz
         in->acc_room = (uint8_t)room;
     }
     in->isa.f = (isa_body_t *)(p + at);
+    in->body_shared = false;
     return true;
 }
 
@@ -239,51 +239,108 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
     return name_body(m, in, s, n, tail, t);
 }
 
-/* bir_inst_share's memory: per kind (bodies, access lists) BIR_SHARE_SETS
- * sets of BIR_SHARE_WAYS records, found by a hash of the bytes; a set is
- * one cache line, its newest record first (a new one pushes out the
- * oldest).  Enough for the few distinct bodies of a loop's rotating
- * buffers; a kernel whose instructions all differ pays a hash and a probe
- * of one line per instruction. */
-#define BIR_SHARE_SETS 256
-#define BIR_SHARE_WAYS 4
+/* bir_inst_share's memory: per ISA op and kind (bodies, access lists) a
+ * ring of the last BIR_SHARE_WAYS distinct records, compared byte for
+ * byte starting at the slot that followed the last one found the time
+ * before -- a loop over a few rotating buffers repeats its bodies in a
+ * fixed cycle, so the first comparison is the hit.  A run of BIR_SHARE_MISS_RUN misses in a row
+ * (every body new, as when thousands of tiles are each loaded once) rests
+ * the ring for BIR_SHARE_REST lookups, doubling while the misses go on (at
+ * most BIR_SHARE_REST_MAX; a hit ends it): nothing compared, nothing
+ * remembered. */
+#define BIR_SHARE_WAYS 8
+#define BIR_SHARE_MISS_RUN 32
+#define BIR_SHARE_REST 256
+#define BIR_SHARE_REST_MAX 16384
 typedef struct {
-    const void *rec;         /* in the module's arena; never written */
-    uint32_t hash, len;      /* high half of the hash, bytes */
-} share_way_t;
-typedef struct {
-    share_way_t way[BIR_SHARE_WAYS];
-} share_set_t;
+    const void *rec[BIR_SHARE_WAYS];   /* in the module's arena; never written */
+    uint32_t len[BIR_SHARE_WAYS];      /* bytes; 0: an empty slot */
+    uint8_t succ[BIR_SHARE_WAYS];      /* the slot found after this one the last time */
+    uint8_t last;                      /* the slot found (or filled) last */
+    uint8_t fill;                      /* the slot the next new record takes */
+    uint16_t misses;                   /* lookups missed in a row */
+    uint16_t rest;                     /* lookups left to skip */
+    uint16_t backoff;                  /* the next rest (doubling while misses go on) */
+} share_ring_t;
 struct bir_share {
-    share_set_t body[BIR_SHARE_SETS], acc[BIR_SHARE_SETS];
+    share_ring_t body[ISA_OP_COUNT], acc[ISA_OP_COUNT];
 };
 
-/* Where the n bytes at p belong: their set and tag. */
-typedef struct {
-    share_set_t *set;
-    uint32_t tag;
-} share_key_t;
-
-/* The remembered record equal to the n bytes at p; NULL when none (*k:
- * where to remember one). */
-static const void *share_lookup(share_set_t *sets, const void *p, size_t n, share_key_t *k)
+/* Whether the n bytes at x and y are equal (n a multiple of 4): short
+ * lists word by word, no call. */
+static inline bool same_bytes(const void *x, const void *y, size_t n)
 {
-    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull ^ n, p, n);
-    k->tag = (uint32_t)(h >> 32);
-    k->set = &sets[h & (BIR_SHARE_SETS - 1)];
-    for (int w = 0; w < BIR_SHARE_WAYS; w++) {
-        const share_way_t *x = &k->set->way[w];
-        if (x->hash == k->tag && x->len == n && x->rec && memcmp(x->rec, p, n) == 0)
-            return x->rec;
+    if (n > 32)
+        return memcmp(x, y, n) == 0;
+    const unsigned char *p = x, *q = y;
+    uint64_t d = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t u, v;
+        memcpy(&u, p + i, 8);
+        memcpy(&v, q + i, 8);
+        d |= u ^ v;
     }
+    if (i < n) {
+        uint32_t u, v;
+        memcpy(&u, p + i, 4);
+        memcpy(&v, q + i, 4);
+        d |= u ^ v;
+    }
+    return d == 0;
+}
+
+/* Slot w found: the cycle learnt (w follows the last one found). */
+static inline const void *share_found(share_ring_t *r, unsigned w)
+{
+    r->succ[r->last] = (uint8_t)w;
+    r->last = (uint8_t)w;
+    r->misses = 0;
+    r->backoff = 0;
+    return r->rec[w];
+}
+
+/* share_lookup past its first comparison (slot `tried`): the others. */
+static const void *share_search(share_ring_t *r, const void *p, size_t n, unsigned tried,
+                                bool *keep)
+{
+    for (unsigned w = 0; w < BIR_SHARE_WAYS; w++)
+        if (w != tried && r->len[w] == n && same_bytes(r->rec[w], p, n))
+            return share_found(r, w);
+    if (++r->misses >= BIR_SHARE_MISS_RUN) {
+        r->misses = 0;
+        r->rest = r->backoff ? r->backoff : BIR_SHARE_REST;
+        r->backoff = r->rest < BIR_SHARE_REST_MAX ? (uint16_t)(2 * r->rest) : r->rest;
+    }
+    *keep = true;
     return NULL;
 }
 
-static void share_remember(const share_key_t *k, const void *rec, size_t n)
+/* The remembered record equal to the n bytes at p (n > 0); NULL when none
+ * (then *keep: whether to remember p, false while the ring rests).  The
+ * slot that followed the last one found first, inline: in a loop's cycle
+ * it is the hit. */
+static inline const void *share_lookup(share_ring_t *r, const void *p, size_t n, bool *keep)
 {
-    share_way_t *w = k->set->way;
-    memmove(&w[1], &w[0], (BIR_SHARE_WAYS - 1) * sizeof w[0]);
-    w[0] = (share_way_t){rec, k->tag, (uint32_t)n};
+    *keep = false;
+    if (r->rest) {
+        r->rest--;
+        return NULL;
+    }
+    unsigned w = r->succ[r->last];
+    if (r->len[w] == n && same_bytes(r->rec[w], p, n))
+        return share_found(r, w);
+    return share_search(r, p, n, w, keep);
+}
+
+static void share_remember(share_ring_t *r, const void *rec, size_t n)
+{
+    unsigned w = r->fill;
+    r->rec[w] = rec;
+    r->len[w] = (uint32_t)n;
+    r->fill = (uint8_t)((w + 1) % BIR_SHARE_WAYS);
+    r->succ[r->last] = (uint8_t)w;
+    r->last = (uint8_t)w;
 }
 
 static struct bir_share *share_of(bir_module_t *m)
@@ -296,18 +353,20 @@ static struct bir_share *share_of(bir_module_t *m)
 void bir_inst_share(bir_module_t *m, bir_inst_t *in)
 {
     struct bir_share *sh;
-    if (in->oom || !(sh = share_of(m)))
+    unsigned op = in->isa.op;
+    if (in->oom || op >= ISA_OP_COUNT || !(sh = share_of(m)))
         return;
-    share_key_t k;
+    bool keep = false;
     isa_body_t *f = in->isa.f;
-    size_t bs = f ? body_bytes(in->isa.op) : 0;
+    size_t bs = f ? body_bytes(op) : 0;
     const void *fq = NULL, *aq = NULL;
-    if (bs && !(fq = share_lookup(sh->body, f, bs, &k)))
-        share_remember(&k, f, bs);
+    if (bs && !(fq = share_lookup(&sh->body[op], f, bs, &keep)) && keep)
+        share_remember(&sh->body[op], f, bs);
+    in->body_shared = fq || keep;
     const bir_access_t *a = in->acc;
     size_t as = (size_t)in->nacc * sizeof *a;
-    if (as && !(aq = share_lookup(sh->acc, a, as, &k)))
-        share_remember(&k, a, as);
+    if (as && !(aq = share_lookup(&sh->acc[op], a, as, &keep)) && keep)
+        share_remember(&sh->acc[op], a, as);
     /* give back what is replaced, newest first: a list grown past its room
      * (a block of its own after the body), the body, the room before it;
      * each only while it is the arena's newest bytes */
@@ -373,10 +432,12 @@ static isa_body_t *body_alloc(bir_module_t *m, bir_inst_t *in)
 
 bool bir_inst_body_share(bir_module_t *m, bir_inst_t *in, const isa_body_t *x)
 {
-    size_t bs = body_bytes(in->isa.op);
-    struct bir_share *sh = share_of(m);
-    share_key_t k;
-    const void *q = sh ? share_lookup(sh->body, x, bs, &k) : NULL;
+    unsigned op = in->isa.op;
+    size_t bs = body_bytes(op);
+    struct bir_share *sh = op < ISA_OP_COUNT && bs ? share_of(m) : NULL;
+    bool keep = false;
+    const void *q = sh ? share_lookup(&sh->body[op], x, bs, &keep) : NULL;
+    in->body_shared = q || keep;
     if (q) {
         in->isa.f = (isa_body_t *)q;
         return true;
@@ -388,13 +449,14 @@ bool bir_inst_body_share(bir_module_t *m, bir_inst_t *in, const isa_body_t *x)
     }
     memcpy(f, x, bs);
     in->isa.f = f;
-    if (sh)
-        share_remember(&k, f, bs);
+    if (keep)
+        share_remember(&sh->body[op], f, bs);
     return true;
 }
 
 isa_body_t *bir_inst_body_new(bir_module_t *m, bir_inst_t *in)
 {
+    in->body_shared = false;
     return in->isa.f = body_alloc(m, in);
 }
 
@@ -403,6 +465,7 @@ isa_body_t *bir_inst_body_own(bir_module_t *m, bir_inst_t *in)
     isa_body_t *f = body_alloc(m, in);
     if (f != &m->oom_body)
         memcpy(f, bir_body(in), bir_body_size(in->isa.op));
+    in->body_shared = false;
     return in->isa.f = f;
 }
 

@@ -245,6 +245,10 @@ typedef struct {
     uint8_t acc_key;         /* 1 + the ISA op whose m->acc_room sized the room (the op
                                 before a mode setter changes it); 0: not from
                                 bir_inst_name_body, nothing learned from it */
+    bool body_shared;        /* isa.f may be another instruction's too (bir_inst_share,
+                                bir_inst_body_share found or remembered it): write a
+                                copy (bir_inst_body_share); false: in's own, as every
+                                body bir_inst_body_new / _own makes */
     bir_isa_t isa;           /* op, sync header (filled by the scheduler), body */
     const bir_access_t *acc; /* nacc accesses in the module's arena (bir_inst_access),
                                 NULL when none (or the unused room, acc_room); shared by

@@ -699,6 +699,65 @@ static void test_queue_write_keeps_shared_bodies(void **state)
     tir_kernel_free(&k);
 }
 
+/* DMAs that all differ (each row of a tensor loaded into its own tile):
+ * after BIR_SHARE_MISS_RUN misses the lowering stops remembering their
+ * bodies, so most are their instruction's own (body_shared false), and
+ * the queue pass writes those in place -- no second copy per DMA; the
+ * remembered ones get a copy.  Every body carries its queue either way. */
+static void test_queue_write_own_bodies_in_place(void **state)
+{
+    (void)state;
+    enum { ROWS = 96 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    snprintf(k.name, sizeof k.name, "queue_own");
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, ROWS, 4);
+    tir_op_t op;
+    for (int i = 0; i < ROWS; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "t%d", i);
+        int t = BU_T(&k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, 4);
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_whole(&k, t);
+        op.src[0] = bu_in(&k, bu_ap(a, 4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4));
+        op.nsrc = 1;
+        bu_op(&k, &op, "ld");
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_block_t *b = bu_block(&r);
+    const isa_body_t **was = calloc((size_t)b->ninsts, sizeof *was);
+    assert_non_null(was);
+    bool *was_shared = calloc((size_t)b->ninsts, sizeof *was_shared);
+    assert_non_null(was_shared);
+    int own = 0, shared = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        was[i] = b->insts[i].isa.f;
+        was_shared[i] = b->insts[i].body_shared;
+        if (isa_op_is_direct_dma(b->insts[i].isa.op))
+            b->insts[i].body_shared ? shared++ : own++;
+    }
+    assert_true(own >= ROWS / 2);
+    assert_true(shared >= 1);
+    assert_int_equal(sched_assign_engines(&r.m, &r.err), 0);
+    assert_int_equal(sched_assign_queues(&r.m, trn2(), &r.err), 0);
+    int moved = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *x = &b->insts[i];
+        if (!isa_op_is_direct_dma(x->isa.op))
+            continue;
+        assert_int_equal(x->isa.f->DDESC.queue, x->queue);
+        if (!was_shared[i])
+            assert_ptr_equal(x->isa.f, was[i]);   /* written in place */
+        moved += x->isa.f != was[i];
+    }
+    assert_true(moved < ROWS / 2);
+    free(was);
+    free(was_shared);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* A header value the encoder rejects fails on a cache hit exactly as it
  * does without the cache (same message), in modes 1 and 2. */
 /* The L2 legality check: instructions whose opcode is illegal on their
@@ -834,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_keys_the_exact_body),
         cmocka_unit_test(test_queue_write_keeps_shared_bodies),
+        cmocka_unit_test(test_queue_write_own_bodies_in_place),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_illegal_engine_first_reported),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
