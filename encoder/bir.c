@@ -320,7 +320,8 @@ static const void *share_search(share_ring_t *r, const void *p, size_t n, unsign
  * (then *keep: whether to remember p, false while the ring rests).  The
  * slot that followed the last one found first, inline: in a loop's cycle
  * it is the hit. */
-static inline const void *share_lookup(share_ring_t *r, const void *p, size_t n, bool *keep)
+static inline __attribute__((always_inline)) const void *share_lookup(share_ring_t *r, const void *p,
+                                                                    size_t n, bool *keep)
 {
     *keep = false;
     if (r->rest) {
