@@ -243,11 +243,11 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
  * ring of the last BIR_SHARE_WAYS distinct records, compared byte for
  * byte starting at the slot that followed the last one found the time
  * before -- a loop over a few rotating buffers repeats its bodies in a
- * fixed cycle, so the first comparison is the hit.  A run of BIR_SHARE_MISS_RUN misses in a row
- * (every body new, as when thousands of tiles are each loaded once) rests
- * the ring for BIR_SHARE_REST lookups, doubling while the misses go on (at
- * most BIR_SHARE_REST_MAX; a hit ends it): nothing compared, nothing
- * remembered. */
+ * fixed cycle, so the first comparison is the hit.  A run of
+ * BIR_SHARE_MISS_RUN misses in a row (every body new, as when thousands of
+ * tiles are each loaded once) rests the ring for BIR_SHARE_REST lookups,
+ * doubling while the misses go on (at most BIR_SHARE_REST_MAX; a hit ends
+ * it): nothing compared, nothing remembered. */
 #define BIR_SHARE_WAYS 8
 #define BIR_SHARE_MISS_RUN 32
 #define BIR_SHARE_REST 256
@@ -320,8 +320,8 @@ static const void *share_search(share_ring_t *r, const void *p, size_t n, unsign
  * (then *keep: whether to remember p, false while the ring rests).  The
  * slot that followed the last one found first, inline: in a loop's cycle
  * it is the hit. */
-static inline __attribute__((always_inline)) const void *share_lookup(share_ring_t *r, const void *p,
-                                                                    size_t n, bool *keep)
+static inline __attribute__((always_inline)) const void *
+share_lookup(share_ring_t *r, const void *p, size_t n, bool *keep)
 {
     *keep = false;
     if (r->rest) {
