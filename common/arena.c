@@ -94,6 +94,17 @@ void *tpb_arena_copy(tpb_arena_t *a, const void *src, size_t n, size_t align)
     return p;
 }
 
+bool tpb_arena_pop(tpb_arena_t *a, const void *p, size_t n)
+{
+    const unsigned char *q = p;
+    if (!a->head || n > a->used || q != a->head->data + a->used - n)
+        return false;
+    if (a->head_zero)   /* the bytes past `used` stay zero */
+        memset(a->head->data + a->used - n, 0, n);
+    a->used -= n;
+    return true;
+}
+
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s)
 {
     return tpb_arena_strndup(a, s, strlen(s));

@@ -39,6 +39,11 @@ void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size
 /* A copy of the n bytes at src, aligned to `align` (as tpb_arena_alloc),
  * not cleared first since every byte is written; NULL when out of memory. */
 void *tpb_arena_copy(tpb_arena_t *a, const void *src, size_t n, size_t align);
+/* Give back the n bytes at p when they are the arena's newest bytes (the
+ * end of a block from tpb_arena_alloc/extend/copy that no one else points
+ * to): the next record reuses them.  Returns whether it did; other blocks
+ * are left as they are (freed with the arena). */
+bool tpb_arena_pop(tpb_arena_t *a, const void *p, size_t n);
 /* An exact-length copy of s; NULL when out of memory. */
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
 /* A copy of s's first n bytes (no NUL among them) and a NUL; NULL when out

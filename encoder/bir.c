@@ -2,6 +2,7 @@
 #include "bir.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,7 @@ void bir_module_free(bir_module_t *m)
     tpb_array_free(m->mlocs, (size_t)(m->nmlocs > 0 ? m->nmlocs : 0) * sizeof *m->mlocs);
     tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
     free(m->loops);
+    free(m->share);
     tpb_arena_free(&m->arena);
     memset(m, 0, sizeof *m);
 }
@@ -174,7 +176,12 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
     return true;
 }
 
-_Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op");
+_Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op, isa.op an ISA op");
+_Static_assert(ISA_ENG_COUNT <= 8, "bir_inst_t.engines: a bit per engine in 8 bits");
+_Static_assert(sizeof(bir_sync_t) == 12, "bir_sync_t: the HDR fields in 12 bytes");
+/* the scheduler's fields in the first cache line, the whole in 96 bytes */
+_Static_assert(offsetof(bir_inst_t, acc) + sizeof(void *) <= 64, "bir_inst_t's hot fields");
+_Static_assert(sizeof(bir_inst_t) == 96, "bir_inst_t is 96 bytes");
 
 /* The body bytes of an ISA op (bir_body_size; inline here: once per
  * instruction built). */
@@ -189,12 +196,15 @@ static inline size_t body_bytes(isa_op_t op)
 static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
                              const char *tail, size_t t)
 {
-    /* the room first (its alignment is the block's), then the name, then the
-     * body: no padding beyond the body's alignment after the name */
+    /* the name first, then the room, then the body: bir_inst_share gives
+     * back a shared body and then a shared room, the block's newest bytes
+     * in that order; no name bytes for an op's first instruction (named
+     * by the op's own string) */
     const size_t al = _Alignof(isa_body_t), aa = _Alignof(bir_access_t);
     unsigned room = (unsigned)in->isa.op < ISA_OP_COUNT ? m->acc_room[in->isa.op] : 0;
-    size_t name_at = room * sizeof(bir_access_t);
-    size_t at = (name_at + n + t + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    size_t name_n = n + t ? n + t + 1 : 0;
+    size_t room_at = room ? (name_n + aa - 1) & ~(aa - 1) : name_n;
+    size_t at = (room_at + room * sizeof(bir_access_t) + al - 1) & ~(al - 1);   /* the body's */
     char *p = tpb_arena_alloc(&m->arena, at + body_bytes(in->isa.op), room && aa > al ? aa : al);
     if (!p) {
         in->name = "";
@@ -203,17 +213,18 @@ static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, siz
         in->isa.f = &m->oom_body;
         return false;
     }
-    if (n)   /* (0: an op's first instruction, named by the op's own string) */
-        memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    if (n)   /* the arena's bytes are zero: the name ends */
+        memcpy(p, s, n);
     if (t)
-        memcpy(p + name_at + n, tail, t);
-    in->name = p + name_at;
+        memcpy(p + n, tail, t);
+    in->name = name_n ? p : "";
     in->acc_key = (uint8_t)(in->isa.op + 1);
     if (room) {
-        in->acc = (const bir_access_t *)p;
+        in->acc = (const bir_access_t *)(p + room_at);
         in->acc_room = (uint8_t)room;
     }
     in->isa.f = (isa_body_t *)(p + at);
+    in->body_shared = false;
     return true;
 }
 
@@ -226,6 +237,153 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
                              const char *tail, size_t t)
 {
     return name_body(m, in, s, n, tail, t);
+}
+
+/* bir_inst_share's memory: per ISA op and kind (bodies, access lists) a
+ * ring of the last BIR_SHARE_WAYS distinct records, compared byte for
+ * byte starting at the slot that followed the last one found the time
+ * before -- a loop over a few rotating buffers repeats its bodies in a
+ * fixed cycle, so the first comparison is the hit.  A run of
+ * BIR_SHARE_MISS_RUN misses in a row (every body new, as when thousands of
+ * tiles are each loaded once) rests the ring for BIR_SHARE_REST lookups,
+ * doubling while the misses go on (at most BIR_SHARE_REST_MAX; a hit ends
+ * it): nothing compared, nothing remembered. */
+#define BIR_SHARE_WAYS 8
+#define BIR_SHARE_MISS_RUN 32
+#define BIR_SHARE_REST 256
+#define BIR_SHARE_REST_MAX 16384
+typedef struct {
+    const void *rec[BIR_SHARE_WAYS];   /* in the module's arena; never written */
+    uint32_t len[BIR_SHARE_WAYS];      /* bytes; 0: an empty slot */
+    uint8_t succ[BIR_SHARE_WAYS];      /* the slot found after this one the last time */
+    uint8_t last;                      /* the slot found (or filled) last */
+    uint8_t fill;                      /* the slot the next new record takes */
+    uint16_t misses;                   /* lookups missed in a row */
+    uint16_t rest;                     /* lookups left to skip */
+    uint16_t backoff;                  /* the next rest (doubling while misses go on) */
+} share_ring_t;
+struct bir_share {
+    share_ring_t body[ISA_OP_COUNT], acc[ISA_OP_COUNT];
+};
+
+/* Whether the n bytes at x and y are equal (n a multiple of 4): short
+ * lists word by word, no call. */
+static inline bool same_bytes(const void *x, const void *y, size_t n)
+{
+    if (n > 32)
+        return memcmp(x, y, n) == 0;
+    const unsigned char *p = x, *q = y;
+    uint64_t d = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t u, v;
+        memcpy(&u, p + i, 8);
+        memcpy(&v, q + i, 8);
+        d |= u ^ v;
+    }
+    if (i < n) {
+        uint32_t u, v;
+        memcpy(&u, p + i, 4);
+        memcpy(&v, q + i, 4);
+        d |= u ^ v;
+    }
+    return d == 0;
+}
+
+/* Slot w found: the cycle learnt (w follows the last one found). */
+static inline const void *share_found(share_ring_t *r, unsigned w)
+{
+    r->succ[r->last] = (uint8_t)w;
+    r->last = (uint8_t)w;
+    r->misses = 0;
+    r->backoff = 0;
+    return r->rec[w];
+}
+
+/* share_lookup past its first comparison (slot `tried`): the others. */
+static const void *share_search(share_ring_t *r, const void *p, size_t n, unsigned tried,
+                                bool *keep)
+{
+    for (unsigned w = 0; w < BIR_SHARE_WAYS; w++)
+        if (w != tried && r->len[w] == n && same_bytes(r->rec[w], p, n))
+            return share_found(r, w);
+    if (++r->misses >= BIR_SHARE_MISS_RUN) {
+        r->misses = 0;
+        r->rest = r->backoff ? r->backoff : BIR_SHARE_REST;
+        r->backoff = r->rest < BIR_SHARE_REST_MAX ? (uint16_t)(2 * r->rest) : r->rest;
+    }
+    *keep = true;
+    return NULL;
+}
+
+/* The remembered record equal to the n bytes at p (n > 0); NULL when none
+ * (then *keep: whether to remember p, false while the ring rests).  The
+ * slot that followed the last one found first, inline: in a loop's cycle
+ * it is the hit. */
+static inline __attribute__((always_inline)) const void *
+share_lookup(share_ring_t *r, const void *p, size_t n, bool *keep)
+{
+    *keep = false;
+    if (r->rest) {
+        r->rest--;
+        return NULL;
+    }
+    unsigned w = r->succ[r->last];
+    if (r->len[w] == n && same_bytes(r->rec[w], p, n))
+        return share_found(r, w);
+    return share_search(r, p, n, w, keep);
+}
+
+static void share_remember(share_ring_t *r, const void *rec, size_t n)
+{
+    unsigned w = r->fill;
+    r->rec[w] = rec;
+    r->len[w] = (uint32_t)n;
+    r->fill = (uint8_t)((w + 1) % BIR_SHARE_WAYS);
+    r->succ[r->last] = (uint8_t)w;
+    r->last = (uint8_t)w;
+}
+
+static struct bir_share *share_of(bir_module_t *m)
+{
+    if (!m->share)
+        m->share = calloc(1, sizeof *m->share);   /* NULL: nothing is shared */
+    return m->share;
+}
+
+void bir_inst_share(bir_module_t *m, bir_inst_t *in)
+{
+    struct bir_share *sh;
+    unsigned op = in->isa.op;
+    if (in->oom || op >= ISA_OP_COUNT || !(sh = share_of(m)))
+        return;
+    bool keep = false;
+    isa_body_t *f = in->isa.f;
+    size_t bs = f ? body_bytes(op) : 0;
+    const void *fq = NULL, *aq = NULL;
+    if (bs && !(fq = share_lookup(&sh->body[op], f, bs, &keep)) && keep)
+        share_remember(&sh->body[op], f, bs);
+    in->body_shared = fq || keep;
+    const bir_access_t *a = in->acc;
+    size_t as = (size_t)in->nacc * sizeof *a;
+    if (as && !(aq = share_lookup(&sh->acc[op], a, as, &keep)) && keep)
+        share_remember(&sh->acc[op], a, as);
+    /* give back what is replaced, newest first: a list grown past its room
+     * (a block of its own after the body), the body, the room before it;
+     * each only while it is the arena's newest bytes */
+    size_t room = (size_t)in->acc_room * sizeof *a;
+    if (aq && aq != a) {
+        in->acc = aq;
+        in->acc_room = 0;   /* the next access extends a copy */
+        if (!room)
+            tpb_arena_pop(&m->arena, a, as);
+    }
+    if (fq && fq != f) {
+        in->isa.f = (isa_body_t *)fq;
+        tpb_arena_pop(&m->arena, f, bs);
+    }
+    if (aq && aq != a && room)
+        tpb_arena_pop(&m->arena, a, room);
 }
 
 const bir_rare_t bir_rare_none;
@@ -273,8 +431,33 @@ static isa_body_t *body_alloc(bir_module_t *m, bir_inst_t *in)
     return f;
 }
 
+bool bir_inst_body_share(bir_module_t *m, bir_inst_t *in, const isa_body_t *x)
+{
+    unsigned op = in->isa.op;
+    size_t bs = body_bytes(op);
+    struct bir_share *sh = op < ISA_OP_COUNT && bs ? share_of(m) : NULL;
+    bool keep = false;
+    const void *q = sh ? share_lookup(&sh->body[op], x, bs, &keep) : NULL;
+    in->body_shared = q || keep;
+    if (q) {
+        in->isa.f = (isa_body_t *)q;
+        return true;
+    }
+    isa_body_t *f = body_alloc(m, in);
+    if (f == &m->oom_body) {
+        in->isa.f = f;
+        return false;
+    }
+    memcpy(f, x, bs);
+    in->isa.f = f;
+    if (keep)
+        share_remember(&sh->body[op], f, bs);
+    return true;
+}
+
 isa_body_t *bir_inst_body_new(bir_module_t *m, bir_inst_t *in)
 {
+    in->body_shared = false;
     return in->isa.f = body_alloc(m, in);
 }
 
@@ -283,6 +466,7 @@ isa_body_t *bir_inst_body_own(bir_module_t *m, bir_inst_t *in)
     isa_body_t *f = body_alloc(m, in);
     if (f != &m->oom_body)
         memcpy(f, bir_body(in), bir_body_size(in->isa.op));
+    in->body_shared = false;
     return in->isa.f = f;
 }
 
@@ -291,7 +475,7 @@ void bir_isa_expand(const bir_inst_t *in, isa_inst_t *out)
     memset(out, 0, sizeof *out);
     out->op = in->isa.op;
     out->l2 = in->isa.l2;
-    out->sync = in->isa.sync;
+    bir_sync_expand(&in->isa.sync, &out->sync);
     memcpy(&out->f, bir_body(in), bir_body_size(in->isa.op));
 }
 
@@ -306,7 +490,7 @@ bool bir_isa_set(bir_module_t *m, bir_inst_t *in, const isa_inst_t *x)
 {
     in->isa.op = x->op;
     in->isa.l2 = x->l2;
-    in->isa.sync = x->sync;
+    bir_sync_pack(&x->sync, &in->isa.sync);
     isa_body_t *f = bir_inst_body_new(m, in);
     if (in->oom)
         return false;

@@ -159,44 +159,103 @@ typedef struct {
     bool red_local;
 } bir_rare_t;
 
+/* The synchronisation header (ISA format HDR) of a BIR instruction, each
+ * field in the narrowest type that holds every value the passes write
+ * (wait_val: 32 bits; upd_val: 16; the semaphore ids, below BIR_MAX_SEMS,
+ * and the 4- and 3-bit fields: 8; the flags: 1), 12 bytes where
+ * isa_sync_t (a 32-bit member per field) takes 44.  Member names are
+ * isa_sync_t's; bir_sync_expand / bir_sync_pack convert. */
+typedef struct {
+    uint32_t wait_val;
+    uint16_t upd_val;
+    uint8_t wait_sem, upd_sem;
+    uint8_t wait_reg, upd_op, upd_core;
+    bool wait_en : 1, upd_en : 1, upd_at_read : 1, upd_remote : 1;
+} bir_sync_t;
+
+static inline void bir_sync_expand(const bir_sync_t *h, isa_sync_t *out)
+{
+    *out = (isa_sync_t){.wait_en = h->wait_en, .upd_en = h->upd_en,
+                        .upd_at_read = h->upd_at_read, .upd_remote = h->upd_remote,
+                        .wait_reg = h->wait_reg, .wait_sem = h->wait_sem,
+                        .wait_val = h->wait_val, .upd_sem = h->upd_sem, .upd_op = h->upd_op,
+                        .upd_core = h->upd_core, .upd_val = h->upd_val};
+}
+/* x's fields within their ISA widths (a decoded or encodable header,
+ * isa/fields.def HDR: no wider than bir_sync_t's) into h. */
+static inline void bir_sync_pack(const isa_sync_t *x, bir_sync_t *h)
+{
+    *h = (bir_sync_t){.wait_val = x->wait_val, .upd_val = (uint16_t)x->upd_val,
+                      .wait_sem = (uint8_t)x->wait_sem, .upd_sem = (uint8_t)x->upd_sem,
+                      .wait_reg = (uint8_t)x->wait_reg, .upd_op = (uint8_t)x->upd_op,
+                      .upd_core = (uint8_t)x->upd_core, .wait_en = x->wait_en != 0,
+                      .upd_en = x->upd_en != 0, .upd_at_read = x->upd_at_read != 0,
+                      .upd_remote = x->upd_remote != 0};
+}
+
 /* The ISA part of a BIR instruction: the opcode and the sync header inline,
  * the body out of line, exactly isa_formats[fmt].struct_size bytes of the
  * module's arena (fields stay 32-bit: the emitter's range checks and their
  * messages are unchanged).  `f` is NULL until a body is allocated
- * (bir_inst_body_new; lw_inst does it for the lowering).  Invariant: every
- * instruction in a block owns its body; a struct copy shares it, so code
- * that writes the body of a copy whose original is still live first takes
- * a fresh one with bir_inst_body_own.  bir_isa_expand rebuilds the whole
- * isa_inst_t the ISA library takes. */
+ * (bir_inst_body_new; lw_inst does it for the lowering).  Bodies are
+ * shared: a struct copy shares its original's, and the lowering's
+ * instructions share equal bodies (bir_inst_share), so code that changes
+ * the body of an instruction that may share it first takes a fresh one
+ * (bir_inst_body_own) or replaces it (bir_inst_body_share).
+ * bir_isa_expand rebuilds the whole isa_inst_t the ISA library takes. */
 typedef struct {
-    isa_op_t op;
+    uint8_t op;              /* isa_op_t (ISA_OP_COUNT < 255, asserted in bir.c) */
     uint8_t l2;
-    isa_sync_t sync;
+    bir_sync_t sync;
     isa_body_t *f;
 } bir_isa_t;
 
-/* The fields the scheduling passes read for every instruction come first,
- * in one cache line: kernels unroll to 10^5+ instructions and each pass
- * over them is bound by memory traffic. */
+/* 96 bytes (asserted in bir.c; 152 when the fields were ints and the sync
+ * header isa_sync_t): the fields the scheduling passes read for every
+ * instruction come first, in one cache line -- kernels unroll to 10^5+
+ * instructions and each pass over them is bound by memory traffic; names,
+ * source and rare parts (the sidecars, the error messages) in the second. */
 typedef struct {
-    bir_opcode_t opc;        /* L1 */
-    uint32_t engines;        /* engines it may run on (subset of the ISA bitmap) */
-    int engine;              /* isa_engine_t after scheduling */
-    int queue;               /* DMA queue id (descriptors, triggers), else -1 */
-    int dma_group;           /* descriptors and their trigger share a group id, else -1 */
+    uint8_t opc;             /* bir_opcode_t: L1 */
+    uint8_t engines;         /* engines it may run on (subset of the ISA bitmap; bit
+                                1 << isa_engine_t, ISA_ENG_COUNT <= 8) */
+    int8_t engine;           /* isa_engine_t after scheduling */
+    uint8_t nacc;            /* accesses at acc (at most BIR_MAX_ACCESS) */
+    int16_t queue;           /* DMA queue id (descriptors, triggers), else -1 */
     bool is_dma_desc;        /* descriptor: queued, not executed by the engine */
     bool has_pred;           /* emit a PredExt prefix before it */
     bool preset_wait;        /* its wait is set by the lowering: the scheduler's waits go to Nops */
     bool preset_upd;         /* its update is set by the lowering (a remote semaphore):
                                 the scheduler keeps it and does not count it as a producer */
-    int nacc;
+    uint8_t loop_role;       /* BIR_LOOP_* */
+    uint8_t spill;           /* BIR_SPILL_SAVE / _RELOAD: a spill transfer (its own DMA
+                                queues, encoder/spill.c); 0 otherwise */
+    bool is_activate2;       /* Activation: the notes' setIsActivate2 (ISA Activate2) */
+    bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
+                                ScalarTensorTensor) */
+    uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
+    bool oom;                /* an arena allocation for it failed (name, accesses, rare
+                                parts): bir_block_append/insert refuse it */
+    int dma_group;           /* descriptors and their trigger share a group id, else -1 */
     int tir_op;              /* source op index, -1 for compiler-made instructions */
-    bir_isa_t isa;           /* op, sync header (filled by the scheduler), body */
     int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
+    uint8_t acc_room;        /* acc points at room for this many accesses reserved with
+                                the name and body (bir_inst_name_body); 0: none, acc is
+                                NULL or a list extended by bir_inst_access */
+    uint8_t acc_key;         /* 1 + the ISA op whose m->acc_room sized the room (the op
+                                before a mode setter changes it); 0: not from
+                                bir_inst_name_body, nothing learned from it */
+    bool body_shared;        /* isa.f may be another instruction's too (bir_inst_share,
+                                bir_inst_body_share found or remembered it): write a
+                                copy (bir_inst_body_share); false: in's own, as every
+                                body bir_inst_body_new / _own makes */
+    bir_isa_t isa;           /* op, sync header (filled by the scheduler), body */
     const bir_access_t *acc; /* nacc accesses in the module's arena (bir_inst_access),
-                                NULL when none (or the unused room, acc_room); copies of
-                                the instruction share them (a copy made while a room is
-                                being filled must not be given accesses too) */
+                                NULL when none (or the unused room, acc_room); shared by
+                                copies of the instruction and by equal lists
+                                (bir_inst_share), never written once shared (a copy made
+                                while a room is being filled must not be given accesses
+                                too) */
     const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
                                 BIR_NAME_LEN - 1 bytes; in the module's arena
                                 (bir_inst_set_name), a string literal, or (an op's
@@ -206,21 +265,6 @@ typedef struct {
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
     const bir_rare_t *rare;  /* predicates, replica groups, reduce fields: NULL when all
                                 are zero (most instructions); read with bir_rare() */
-    uint8_t loop_role;       /* BIR_LOOP_* */
-    bool is_activate2;       /* Activation: the notes' setIsActivate2 (ISA Activate2) */
-    bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
-                                ScalarTensorTensor) */
-    uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
-    uint8_t spill;           /* BIR_SPILL_SAVE / _RELOAD: a spill transfer (its own DMA
-                                queues, encoder/spill.c); 0 otherwise */
-    bool oom;                /* an arena allocation for it failed (name, accesses, rare
-                                parts): bir_block_append/insert refuse it */
-    uint8_t acc_room;        /* acc points at room for this many accesses reserved with
-                                the name and body (bir_inst_name_body); 0: none, acc is
-                                NULL or a list extended by bir_inst_access */
-    uint8_t acc_key;         /* 1 + the ISA op whose m->acc_room sized the room (the op
-                                before a mode setter changes it); 0: not from
-                                bir_inst_name_body, nothing learned from it */
 } bir_inst_t;
 
 /* The zero body: what bir_body() reads for an instruction without one
@@ -339,6 +383,8 @@ typedef struct {
     int nloops;
     int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
     tpb_spare_t *spare;      /* bir_module_use_spare: NULL, or the job's spare mappings */
+    struct bir_share *share; /* bir_inst_share's recent distinct bodies and access lists
+                                (made on its first call; NULL: none yet, or out of memory) */
     tpb_arena_t arena;       /* the instructions' names (exact-length copies), ISA bodies
                                 and rare parts; live as long as the module */
     isa_body_t oom_body;     /* where an instruction's body writes go when its arena
@@ -443,6 +489,22 @@ unsigned bir_dge_compute_wire(bir_dge_compute_t v);
  * DmaIndirect2d) also its wire field.  Emission refuses a descriptor whose
  * wire field disagrees. */
 void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v);
+/* Share in's body and access list with an earlier instruction's equal one
+ * (bodies and accesses of a loop repeat: a few distinct ones for 10^5
+ * instructions): in then points at that copy, and its own (built by
+ * lw_inst / bir_inst_name_body, the arena's newest bytes) are given back to
+ * the arena.  Call it when in is complete and nothing else points at its
+ * body or accesses (the lowering's in-slot instructions, as they are
+ * committed); an instruction whose body or accesses nothing equals so far
+ * is remembered for the next ones.  A shared body or access list is never
+ * written: bir_inst_body_own / bir_inst_body_share before writing a body,
+ * and bir_inst_access extends a copy. */
+void bir_inst_share(bir_module_t *m, bir_inst_t *in);
+/* Replace in's body with an equal copy of *x (an earlier instruction's
+ * when one is remembered, else a new one in m's arena): how a pass changes
+ * a field of a committed instruction's body (write a copy, then this).
+ * Out of memory as bir_inst_body_new (in->oom set, false). */
+bool bir_inst_body_share(bir_module_t *m, bir_inst_t *in, const isa_body_t *x);
 /* Record a memory access (in m's arena): in the room reserved with the name
  * while it lasts, else by extending the list; an instruction that outgrows
  * its room raises m->acc_room for the op it was built as (acc_key).  False when the access list is

@@ -85,7 +85,7 @@ static void expand_for_encode(const bir_inst_t *in, isa_inst_t *out)
 {
     out->op = in->isa.op;
     out->l2 = in->isa.l2;
-    out->sync = in->isa.sync;
+    bir_sync_expand(&in->isa.sync, &out->sync);
     memcpy(&out->f, bir_body(in), body_size(in));
 }
 
@@ -679,7 +679,9 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         e = slot_entry(g, slot);
     if (e && (recent || cache_match(e, h, in, body))) {
         memcpy(out, e->bundles, (size_t)e->nb * ISA_BUNDLE_BYTES);   /* the rest is not read */
-        if (patch_header(&in->isa.sync, &e->key, out[e->nb - 1])) {
+        isa_sync_t hdr;
+        bir_sync_expand(&in->isa.sync, &hdr);
+        if (patch_header(&hdr, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;

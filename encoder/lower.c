@@ -286,7 +286,15 @@ int lw_emit(lower_ctx_t *c, bir_inst_t *in)
                           isa_ops[in->isa.op].mnemonic);
         in->engine = req;
     }
-    return bir_block_append(bir_main_block(c->m), in, c->err) < 0 ? -1 : 0;
+    return lw_append(c, in);
+}
+
+int lw_append(lower_ctx_t *c, bir_inst_t *in)
+{
+    bir_block_t *b = bir_main_block(c->m);
+    if (in == &b->insts[b->ninsts])   /* built in its slot: nothing else points at its parts */
+        bir_inst_share(c->m, in);
+    return bir_block_append(b, in, c->err) < 0 ? -1 : 0;
 }
 
 bool lw_has(const tir_ap_t *a) { return a->tensor >= 0; }

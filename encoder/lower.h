@@ -206,6 +206,10 @@ static inline bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t
 }
 /* Append; applies the op's requested engine (error if illegal). */
 int lw_emit(lower_ctx_t *c, bir_inst_t *in);
+/* Append as it is (lw_emit without the engine); an instruction built in
+ * its slot (lw_inst_new) first shares its body and accesses with an equal
+ * earlier one's (bir_inst_share).  -1 when out of memory (error set). */
+int lw_append(lower_ctx_t *c, bir_inst_t *in);
 /* A collective semaphore slot is in use: reserve one slot per core of the
  * kernel (every core the same ids; bir.h BIR_COLL_SEM0). */
 void lw_coll_slots(lower_ctx_t *c);

@@ -368,7 +368,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
         r.write = false;
         bir_inst_access(c->m, tr, &r);
     }
-    return bir_block_append(bir_main_block(c->m), tr, c->err) < 0 ? -1 : 0;
+    return lw_append(c, tr);
 }
 
 /* Register-offset (dynamic) DMA: the side's address moves by the register's
@@ -526,7 +526,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
          * (docs/semantics-dma.md) */
         if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, de))
             return -1;
-        if (bir_block_append(bir_main_block(c->m), de, c->err) < 0)
+        if (lw_append(c, de))
             return -1;
     }
     /* a peer's tile is the peer's memory: no local access conflicts with

@@ -460,7 +460,7 @@ out:
  * sum of iterations). */
 static bool count_inc(const bir_inst_t *in, int64_t *cnt)
 {
-    const isa_sync_t *h = &in->isa.sync;
+    const bir_sync_t *h = &in->isa.sync;
     if (in->is_dma_desc || !h->upd_en)
         return true;
     if (h->upd_remote || (h->upd_op != ISA_SEMOP_SEM_INC && h->upd_op != ISA_SEMOP_SEM_ADD_IMM))
@@ -572,7 +572,7 @@ static int dyn_count(remit_t *R, int q)
 static int dyn_adjust(remit_t *R, int x, bir_inst_t *in)
 {
     const rdyn_t *D = &R->dyn;
-    isa_sync_t *h = &in->isa.sync;
+    bir_sync_t *h = &in->isa.sync;
     if (D->q < 0 || x < R->P[D->q].end || !h->wait_en || D->prof[h->wait_sem % DYN_SEMS] < 0)
         return 0;
     int s = (int)(h->wait_sem % DYN_SEMS);

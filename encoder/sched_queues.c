@@ -142,6 +142,7 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
     return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
 }
 
+#define QWALK_BODIES 64
 /* The queue spreading's state over one walk of the block. */
 typedef struct {
     const tpb_target_t *t;
@@ -154,6 +155,13 @@ typedef struct {
      * change here, so the lookup by name is done once per queue */
     int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
     int spill_rr, known_spill[SPILL_QUEUES];
+    /* set_queue_field's recent answers: body `from` with queue q is body
+     * `to` (the lowering's bodies are shared, so a loop's DMAs bring the
+     * same few bodies to each queue); direct-mapped on the pair */
+    struct qwalk_body {
+        const isa_body_t *from, *to;
+        uint32_t q;
+    } bodies[QWALK_BODIES];
 } qwalk_t;
 
 /* The semaphores before the queues' and the walk's state; -1 when out of
@@ -227,6 +235,47 @@ __attribute__((noinline)) static int qwalk_spill(qwalk_t *w, bir_module_t *m, bi
     return w->known_spill[k];
 }
 
+/* The body's queue operand: a body that may be shared (bir_inst_share)
+ * changes as a copy, itself shared with equal ones (bir_inst_body_share;
+ * the pair (body, queue) met again takes the same copy); an instruction's
+ * own body is written in place. */
+static int set_queue_field(qwalk_t *w, bir_module_t *m, bir_inst_t *in, uint32_t q,
+                           tpb_err_t *err)
+{
+    isa_body_t x;
+    uint32_t *field;
+    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
+        field = &x.DDESC.queue;
+    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        field = &x.DIND.queue;
+    else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+        field = &x.DTRIG.queue;
+    else
+        return 0;
+    size_t at = (size_t)((const char *)field - (const char *)&x);
+    uint32_t now;
+    memcpy(&now, (const char *)in->isa.f + at, sizeof now);
+    if (now == q)
+        return 0;
+    if (!in->body_shared) {   /* its own: written in place */
+        memcpy((char *)in->isa.f + at, &q, sizeof q);
+        return 0;
+    }
+    uintptr_t h = (uintptr_t)in->isa.f >> 3;
+    struct qwalk_body *e = &w->bodies[(h ^ h >> 7 ^ q * 0x9e3779b1u) % QWALK_BODIES];
+    if (e->from == in->isa.f && e->q == q) {
+        in->isa.f = (isa_body_t *)e->to;
+        return 0;
+    }
+    const isa_body_t *from = in->isa.f;
+    memcpy(&x, from, bir_body_size(in->isa.op));
+    *field = q;
+    if (!bir_inst_body_share(m, in, &x))
+        return tpb_errf(err, "out of memory assigning DMA queues");
+    *e = (struct qwalk_body){from, in->isa.f, q};
+    return 0;
+}
+
 static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
     if (in->spill && in->dma_group != w->cur_group) {
@@ -245,13 +294,7 @@ static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_er
         w->cur_q = q;
     }
     in->queue = w->cur_q;
-    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-        in->isa.f->DDESC.queue = (uint32_t)w->cur_q;
-    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        in->isa.f->DIND.queue = (uint32_t)w->cur_q;
-    else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-        in->isa.f->DTRIG.queue = (uint32_t)w->cur_q;
-    return 0;
+    return set_queue_field(w, m, in, (uint32_t)w->cur_q, err);
 }
 
 int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,

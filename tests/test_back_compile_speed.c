@@ -426,7 +426,7 @@ static void build_repetitive(tir_kernel_t *k)
 static void vary_headers(bir_block_t *b)
 {
     for (int i = 0; i < b->ninsts; i++) {
-        isa_sync_t *s = &b->insts[i].isa.sync;
+        bir_sync_t *s = &b->insts[i].isa.sync;
         s->wait_en = 1;
         s->wait_sem = (uint32_t)(i % 7);
         s->wait_val = 1000u + 37u * (uint32_t)i;
@@ -597,16 +597,11 @@ static void test_long_streams_match_isa_encode(void **state)
 }
 
 /* The cache key is the opcode and the bytes of the op's format struct,
- * which is all a BIR body holds (exact size, encoder/bir.h): every
- * instruction owns its body (no two share one, so the in-place writers
- * change one instruction), and the repeated bodies still hit, with the
- * bytes isa_encode gives. */
-static int cmp_ptr(const void *a, const void *b)
-{
-    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
-    return x < y ? -1 : x > y;
-}
-
+ * which is all a BIR body holds (exact size, encoder/bir.h).  The
+ * lowering's equal bodies are one shared copy (bir_inst_share): two
+ * instructions of one ISA op point at one body exactly when their bodies
+ * are equal (the six adds: one), and the repeated bodies still hit, with
+ * the bytes isa_encode gives. */
 static void test_encode_cache_keys_the_exact_body(void **state)
 {
     (void)state;
@@ -616,18 +611,149 @@ static void test_encode_cache_keys_the_exact_body(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_block_t *b = bu_block(&r);
     vary_headers(b);
-    uintptr_t *bodies = malloc((size_t)b->ninsts * sizeof *bodies);
-    assert_non_null(bodies);
-    int n = 0;
-    for (int i = 0; i < b->ninsts; i++)
-        if (b->insts[i].isa.f)
-            bodies[n++] = (uintptr_t)b->insts[i].isa.f;
+    int n = 0, adds = 0;
+    const isa_body_t *add = NULL;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *x = &b->insts[i];
+        if (!x->isa.f)
+            continue;
+        n++;
+        if (x->isa.op == ISA_OP_TENSOR_SCALAR) {
+            adds++;
+            if (!add)
+                add = x->isa.f;
+            assert_ptr_equal(x->isa.f, add);
+        }
+        for (int j = 0; j < i; j++) {
+            const bir_inst_t *y = &b->insts[j];
+            if (!y->isa.f || y->isa.op != x->isa.op)
+                continue;
+            bool same = memcmp(x->isa.f, y->isa.f, bir_body_size(x->isa.op)) == 0;
+            assert_int_equal(same, x->isa.f == y->isa.f);
+        }
+    }
     assert_true(n > 10);
-    qsort(bodies, (size_t)n, sizeof *bodies, cmp_ptr);
-    for (int i = 1; i < n; i++)
-        assert_true(bodies[i] != bodies[i - 1]);
-    free(bodies);
+    assert_int_equal(adds, 6);
     assert_true(streams_match_isa_encode(&r, "exact", true) >= 10);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* The queue pass writes each DMA's queue into its body: the lowering's
+ * eight equal loads share one descriptor body and one trigger body, and
+ * after the pass every descriptor and trigger carries its own queue, the
+ * ones on one queue still sharing a body (bir_inst_body_share), the old
+ * shared body unchanged. */
+static void test_queue_write_keeps_shared_bodies(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    snprintf(k.name, sizeof k.name, "queue_share");
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    for (int i = 0; i < 8; i++) {
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
+        bu_op(&k, &op, "ld");
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_block_t *b = bu_block(&r);
+    const isa_body_t *first[2] = {NULL, NULL};   /* descriptor, trigger */
+    int n[2] = {0, 0};
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *x = &b->insts[i];
+        int w = x->isa.op == ISA_OP_DMA_TRIGGER;
+        if (!w && !isa_op_is_direct_dma(x->isa.op))
+            continue;
+        if (!first[w])
+            first[w] = x->isa.f;
+        assert_ptr_equal(x->isa.f, first[w]);
+        n[w]++;
+    }
+    assert_int_equal(n[0], 8);
+    assert_int_equal(n[1], 8);
+    isa_body_t before[2];
+    memcpy(&before[0], first[0], sizeof(isa_fmt_DDESC_t));
+    memcpy(&before[1], first[1], sizeof(isa_fmt_DTRIG_t));
+    assert_int_equal(sched_assign_engines(&r.m, &r.err), 0);
+    assert_int_equal(sched_assign_queues(&r.m, trn2(), &r.err), 0);
+    unsigned queues = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *x = &b->insts[i];
+        int w = x->isa.op == ISA_OP_DMA_TRIGGER;
+        if (!w && !isa_op_is_direct_dma(x->isa.op))
+            continue;
+        assert_int_equal(w ? x->isa.f->DTRIG.queue : x->isa.f->DDESC.queue, x->queue);
+        queues |= 1u << x->queue;
+        for (int j = 0; j < i; j++)
+            if (b->insts[j].isa.op == x->isa.op)
+                assert_int_equal(b->insts[j].isa.f == x->isa.f, b->insts[j].queue == x->queue);
+    }
+    assert_true(__builtin_popcount(queues) >= 2);   /* the loads rotate over queues */
+    assert_memory_equal(first[0], &before[0], sizeof(isa_fmt_DDESC_t));
+    assert_memory_equal(first[1], &before[1], sizeof(isa_fmt_DTRIG_t));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* DMAs that all differ (each row of a tensor loaded into its own tile):
+ * after BIR_SHARE_MISS_RUN misses the lowering stops remembering their
+ * bodies, so most are their instruction's own (body_shared false), and
+ * the queue pass writes those in place -- no second copy per DMA; the
+ * remembered ones get a copy.  Every body carries its queue either way. */
+static void test_queue_write_own_bodies_in_place(void **state)
+{
+    (void)state;
+    enum { ROWS = 96 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    snprintf(k.name, sizeof k.name, "queue_own");
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, ROWS, 4);
+    tir_op_t op;
+    for (int i = 0; i < ROWS; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "t%d", i);
+        int t = BU_T(&k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, 4);
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_whole(&k, t);
+        op.src[0] = bu_in(&k, bu_ap(a, 4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4));
+        op.nsrc = 1;
+        bu_op(&k, &op, "ld");
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_block_t *b = bu_block(&r);
+    const isa_body_t **was = calloc((size_t)b->ninsts, sizeof *was);
+    assert_non_null(was);
+    bool *was_shared = calloc((size_t)b->ninsts, sizeof *was_shared);
+    assert_non_null(was_shared);
+    int own = 0, shared = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        was[i] = b->insts[i].isa.f;
+        was_shared[i] = b->insts[i].body_shared;
+        if (isa_op_is_direct_dma(b->insts[i].isa.op))
+            b->insts[i].body_shared ? shared++ : own++;
+    }
+    assert_true(own >= ROWS / 2);
+    assert_true(shared >= 1);
+    assert_int_equal(sched_assign_engines(&r.m, &r.err), 0);
+    assert_int_equal(sched_assign_queues(&r.m, trn2(), &r.err), 0);
+    int moved = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *x = &b->insts[i];
+        if (!isa_op_is_direct_dma(x->isa.op))
+            continue;
+        assert_int_equal(x->isa.f->DDESC.queue, x->queue);
+        if (!was_shared[i])
+            assert_ptr_equal(x->isa.f, was[i]);   /* written in place */
+        moved += x->isa.f != was[i];
+    }
+    assert_true(moved < ROWS / 2);
+    free(was);
+    free(was_shared);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -687,18 +813,20 @@ static void test_encode_cache_bad_header_same_error(void **state)
         if (b->insts[i].isa.op == ISA_OP_TENSOR_SCALAR)
             last = i;   /* the 6th add: its body is cached by then */
     assert_true(last >= 0);
+    /* (bir_sync_t holds each field in its ISA width or a little more:
+     * values past the width of the fields stored wider) */
     struct {
-        uint32_t *field;
-        uint32_t value;
-    } bad[] = {{&b->insts[last].isa.sync.upd_val, 70000u},   /* 16-bit field */
-               {&b->insts[last].isa.sync.wait_sem, 300u},    /* 8-bit field */
-               {&b->insts[last].isa.sync.upd_op, 15u}};      /* not a SEMOP value */
+        uint8_t *field;
+        uint8_t value;
+    } bad[] = {{&b->insts[last].isa.sync.upd_core, 9u},   /* 3-bit field */
+               {&b->insts[last].isa.sync.wait_reg, 20u},  /* 4-bit field */
+               {&b->insts[last].isa.sync.upd_op, 15u}};   /* not a SEMOP value */
     char dir[4096];
     tmpdir(dir, sizeof dir, "badhdr");
     tpb_err_t err;
     assert_int_equal(fio_mkdirs(dir, &err), 0);
     for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
-        uint32_t keep = *bad[c].field;
+        uint8_t keep = *bad[c].field;
         *bad[c].field = bad[c].value;
         isa_err_t ie;
         uint8_t tmp[2][ISA_BUNDLE_BYTES];
@@ -764,6 +892,8 @@ int main(void)
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_keys_the_exact_body),
+        cmocka_unit_test(test_queue_write_keeps_shared_bodies),
+        cmocka_unit_test(test_queue_write_own_bodies_in_place),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_illegal_engine_first_reported),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),

@@ -219,7 +219,7 @@ static void test_access_sharing(void **state)
 /* Room for accesses is reserved with the name and body (bir_inst_name_body):
  * none for an ISA op until one of its instructions needed some, then as
  * many as the most one has needed.  The accesses go between the name and
- * the body; a list that outgrows its room moves, keeping every access; a
+ * the body (right before it); a list that outgrows its room moves, keeping every access; a
  * room never survives an adopt into another module; the body stays last
  * (a mode setter grows it in place). */
 static void test_access_room(void **state)
@@ -246,8 +246,10 @@ static void test_access_room(void **state)
     assert_true(bir_inst_name_body(&m, &b, "bb", 2));
     assert_int_equal(b.acc_room, 2);
     assert_non_null(b.acc);
-    assert_ptr_equal((const char *)(b.acc + 2), b.name);   /* one block: room, name, body */
-    assert_true(b.name + 3 <= (const char *)b.isa.f);
+    /* one block: name, room, body (bir_inst_share gives back the body,
+     * then the room, as the arena's newest bytes) */
+    assert_true(b.name + 3 <= (const char *)b.acc && (const char *)b.acc < b.name + 16);
+    assert_ptr_equal((const char *)(b.acc + 2), (const char *)b.isa.f);
     assert_int_equal((uintptr_t)b.acc % _Alignof(bir_access_t), 0);
     assert_string_equal(b.name, "bb");
     const bir_access_t *room = b.acc;
@@ -288,6 +290,89 @@ static void test_access_room(void **state)
     bir_module_free(&m);
     assert_int_equal((uint64_t)c.acc[0].lo, 0);   /* ASan: not in m's freed arena */
     bir_module_free(&m2);
+}
+
+/* tpb_arena_pop gives back only the arena's newest bytes, and the bytes
+ * it gives back come out zeroed again. */
+static void test_arena_pop(void **state)
+{
+    (void)state;
+    tpb_arena_t a = {0};
+    unsigned char *x = tpb_arena_alloc(&a, 16, 8);
+    unsigned char *y = tpb_arena_alloc(&a, 24, 8);
+    assert_non_null(x);
+    assert_non_null(y);
+    memset(y, 0xab, 24);
+    assert_false(tpb_arena_pop(&a, x, 16));   /* not the newest */
+    assert_false(tpb_arena_pop(&a, y, 16));   /* not its end */
+    assert_true(tpb_arena_pop(&a, y + 8, 16));
+    assert_true(tpb_arena_pop(&a, y, 8));
+    unsigned char *z = tpb_arena_alloc(&a, 24, 8);
+    assert_ptr_equal(z, y);
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(z[i], 0);
+    tpb_arena_free(&a);
+}
+
+/* bir_inst_share: an instruction whose body and accesses equal an earlier
+ * one's points at that one's, and its own room and body go back to the
+ * arena (the next record starts where its room did); one whose body
+ * differs keeps its own (remembered for the next) and still shares equal
+ * accesses; bir_inst_body_share replaces a body without changing the
+ * instructions that share the old one. */
+static void test_share_bodies_and_accesses(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_access_t r = {.space = ISA_SPACE_SBUF, .p0 = 0, .p1 = 4, .lo = 0, .hi = 16, .write = 0};
+    bir_inst_t in[4];
+    const bir_access_t *room[4];
+    for (int i = 0; i < 4; i++) {
+        bir_inst_init(&in[i], BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+        assert_true(bir_inst_name_body(&m, &in[i], "n.1", 3));
+        room[i] = in[i].acc;
+        assert_true(bir_inst_access(&m, &in[i], &r));
+        in[i].isa.f->COPY.in.addr = i == 2 ? 128 : 64;
+        bir_inst_share(&m, &in[i]);
+        if (i == 1) {   /* its room and body given back */
+            unsigned char *next = tpb_arena_alloc(&m.arena, 1, 1);
+            assert_ptr_equal(next, (const unsigned char *)room[1]);
+            assert_int_equal(*next, 0);
+        }
+    }
+    assert_null(room[0]);   /* the first: no room yet (then 1 for the next) */
+    assert_non_null(room[1]);
+    assert_non_null(in[0].acc);   /* and keeps its own list */
+    assert_ptr_equal(in[1].isa.f, in[0].isa.f);
+    assert_ptr_equal(in[1].acc, in[0].acc);
+    assert_int_equal(in[1].acc_room, 0);   /* a further access extends a copy */
+    assert_string_equal(in[1].name, "n.1");   /* the name stays */
+    assert_true(in[2].isa.f != in[0].isa.f);   /* another body */
+    assert_ptr_equal(in[2].acc, in[0].acc);
+    assert_int_equal(in[2].isa.f->COPY.in.addr, 128);
+    assert_ptr_equal(in[3].isa.f, in[0].isa.f);
+    assert_true(bir_inst_access(&m, &in[1], &r));   /* extends a copy */
+    assert_int_equal(in[1].nacc, 2);
+    assert_int_equal(in[0].nacc, 1);
+    assert_true(in[1].acc != in[0].acc);
+
+    isa_body_t x;
+    memcpy(&x, in[1].isa.f, bir_body_size(ISA_OP_TENSOR_COPY));
+    x.COPY.in.addr = 128;
+    assert_true(bir_inst_body_share(&m, &in[1], &x));   /* equal to in[2]'s */
+    assert_ptr_equal(in[1].isa.f, in[2].isa.f);
+    x.COPY.in.addr = 256;
+    assert_true(bir_inst_body_share(&m, &in[3], &x));   /* new: a copy of x */
+    assert_true(in[3].isa.f != &x && in[3].isa.f != in[0].isa.f);
+    assert_int_equal(in[3].isa.f->COPY.in.addr, 256);
+    assert_int_equal(in[0].isa.f->COPY.in.addr, 64);   /* the sharers unchanged */
+    bir_inst_t y;
+    bir_inst_init(&y, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    assert_true(bir_inst_body_share(&m, &y, &x));   /* remembered: in[3]'s */
+    assert_ptr_equal(y.isa.f, in[3].isa.f);
+    bir_module_free(&m);
 }
 
 /* A name is cut to BIR_NAME_LEN - 1 bytes, as the old inline char[64] did. */
@@ -615,6 +700,8 @@ int main(void)
         cmocka_unit_test(test_arena_reserve_first_chunk),
         cmocka_unit_test(test_access_sharing),
         cmocka_unit_test(test_access_room),
+        cmocka_unit_test(test_arena_pop),
+        cmocka_unit_test(test_share_bodies_and_accesses),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
         cmocka_unit_test(test_name_tail_in_slot),
