@@ -160,7 +160,7 @@ void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i
 {
     if (!l->nuse)
         return;
-    l->deps_seen |= op->ndeps > 0;
+    l->deps_seen |= op->rare->ndeps > 0;
     /* (only a tensor_reduce or a dropout has one: no call for the other ops) */
     uint64_t sb = op->kind == TIR_TENSOR_REDUCE || op->kind == TIR_DROPOUT
                       ? lower_scratch_bytes(k, op) : 0;

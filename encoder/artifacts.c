@@ -444,10 +444,10 @@ int art_ops_add(art_ops_builder_t *b, int i)
     art_ops_t *o = b->o;
     const tir_op_t *op = &b->k->ops[i];
     o->name[i] = op->name;
-    if (op->kind == TIR_INLINE_ASM_BYTES && op->inl) {   /* rare: an array on the first */
+    if (op->kind == TIR_INLINE_ASM_BYTES && op->rare->inl) {   /* rare: an array on the first */
         if (!o->inl && !(o->inl = calloc((size_t)o->nops, sizeof *o->inl)))
             return -1;
-        o->inl[i] = op->inl;
+        o->inl[i] = op->rare->inl;
     }
     if (!b->memo)
         return 0;

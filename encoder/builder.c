@@ -552,6 +552,29 @@ const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r)
     return &tir_rare_default;
 }
 
+void enc_rare_put(enc_builder_t *b, tir_op_t *op, size_t off, const void *v, size_t n)
+{
+    if (off + n > sizeof(tir_op_rare_t) || !memcmp((const char *)op->rare + off, v, n))
+        return;
+    tir_op_rare_t r = *op->rare;
+    memcpy((char *)&r + off, v, n);
+    op->rare = enc_rare_in(b, &r);
+}
+
+int8_t enc_field_i8(enc_builder_t *b, tir_opkind_t kind, int v, const char *field)
+{
+    if (tir_fits_i8(v))
+        return (int8_t)v;
+    if (b->failed)
+        return -1;
+    if (b->path[0])   /* the path the op would have (op_path), "op[<index>]" for none */
+        enc_fail(b, "%s (%s): field '%s': %d out of range", b->path, tir_op_name(kind), field, v);
+    else
+        enc_fail(b, "op[%d] (%s): field '%s': %d out of range", b->k->nops, tir_op_name(kind),
+                 field, v);
+    return -1;
+}
+
 tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s)
 {
     return (tir_scalar_t){.is_ap = s.is_ap, .imm = s.imm, .ap = enc_in(b, s.ap)};
@@ -943,7 +966,9 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     b->next_name[0] = 0;
     if (!op->name)
         return enc_fail(b, "%s: out of memory", op->path);
-    op->core = b->core;
+    op->core = enc_field_i8(b, op->kind, b->core, "core");
+    if (b->failed)
+        return -1;
     /* tiles used after their scope ended (slots: as enc_operand_name's) */
     if (in_scope(b, op, op->dst, -1) || in_scope(b, op, op->dst2, -2) ||
         in_scope(b, op, op->src[0], 0) || in_scope(b, op, op->src[1], 1) ||

@@ -23,6 +23,7 @@
 #define TPB_BUILDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -324,6 +325,27 @@ const tir_ap_t *enc_in(enc_builder_t *b, tir_ap_t ap);
 tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s);
 /* An op's rare fields interned the same way (tir_rare_intern). */
 const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r);
+/* The n bytes at offset off of op's rare record set to v: a copy of the
+ * record, modified and interned (enc_rare_in); nothing when they are equal
+ * already (an op that keeps a default keeps the shared record).  Every op
+ * has its own record pointer, so an op built inside another's build (a
+ * masked op's copy, a number operand's memset) cannot disturb it. */
+void enc_rare_put(enc_builder_t *b, tir_op_t *op, size_t off, const void *v, size_t n);
+/* One rare field of op set to v (a statement; several fields: copy once,
+ * modify, enc_rare_in). */
+#define ENC_RARE_SET(b, op, field, v)                                              \
+    do {                                                                           \
+        tir_op_rare_t ers_ = *(op)->rare;                                          \
+        ers_.field = (v);                                                          \
+        enc_rare_put((b), (op), offsetof(tir_op_rare_t, field), &ers_.field,       \
+                     sizeof ers_.field);                                           \
+    } while (0)
+/* v for one of tir_op_t's int8_t fields (a caller's enumeration value):
+ * out of range, the builder fails ("<path> (<op>): field '<field>': <v>
+ * out of range", the path the op would get) and the result is -1.  Every
+ * value that fits goes on to the validator, whose checks and messages are
+ * the same as before the fields were narrowed. */
+int8_t enc_field_i8(enc_builder_t *b, tir_opkind_t kind, int v, const char *field);
 
 /* ---- the one append point ---- */
 /* Validate `op` (path/name/core filled in here) and append it.  Returns

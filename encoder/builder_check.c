@@ -24,18 +24,20 @@ static void op_aps(const tir_op_t *op, const tir_ap_t *aps[NAPS])
 
 /* Every field of the two ops but name, path and the operand records
  * (compared by the caller), bit for bit (a double's bits: NaN, -0.0).
- * The layout is fixed by tir.h: kind and nsrc, name and path, engine and
- * core, seven records, s0, s1, bias, then the rest. */
+ * The layout is fixed by tir.h: kind and flags, name and path, eight
+ * records, s0, s1, bias, then rare (a pointer: interned, so equal fields
+ * are one record) and the one-byte fields to the end. */
 static bool same_fields(const tir_op_t *a, const tir_op_t *b)
 {
-    _Static_assert(offsetof(tir_op_t, name) == 8 && offsetof(tir_op_t, engine) == 24 &&
-                       offsetof(tir_op_t, dst) == 32 && offsetof(tir_op_t, bias) + 8 ==
-                                                            offsetof(tir_op_t, op0),
+    _Static_assert(offsetof(tir_op_t, flags) == 4 && offsetof(tir_op_t, name) == 8 &&
+                       offsetof(tir_op_t, dst) == 24 &&
+                       offsetof(tir_op_t, bias) + 8 == offsetof(tir_op_t, rare) &&
+                       offsetof(tir_op_t, rare) + 8 == offsetof(tir_op_t, nsrc) &&
+                       offsetof(tir_op_t, cmp) + 1 == sizeof(tir_op_t),
                    "tir_op_t layout as same_fields reads it");
-    const size_t tail = offsetof(tir_op_t, op0);
-    return a->kind == b->kind && a->nsrc == b->nsrc && a->engine == b->engine &&
-           a->core == b->core && a->s0.is_ap == b->s0.is_ap && a->s1.is_ap == b->s1.is_ap &&
-           !memcmp(&a->s0.imm, &b->s0.imm, sizeof a->s0.imm) &&
+    const size_t tail = offsetof(tir_op_t, rare);
+    return a->kind == b->kind && a->flags == b->flags && a->s0.is_ap == b->s0.is_ap &&
+           a->s1.is_ap == b->s1.is_ap && !memcmp(&a->s0.imm, &b->s0.imm, sizeof a->s0.imm) &&
            !memcmp(&a->s1.imm, &b->s1.imm, sizeof a->s1.imm) &&
            !memcmp((const char *)a + tail, (const char *)b + tail, sizeof *a - tail);
 }
@@ -130,7 +132,7 @@ static bool same_operands(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *
 
 bool enc_op_check_hit(enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op)
 {
-    if (rec->k != b->k || rec->tg != b->target || op->inl || op->mask_more ||
+    if (rec->k != b->k || rec->tg != b->target || op->rare->inl || op->rare->mask_more ||
         enc_is_collective(op->kind))
         return false;
     unsigned first = enc_memo2_first(rec->hit);   /* the entry likely to pass */

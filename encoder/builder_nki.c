@@ -14,7 +14,8 @@ static int emit_rng(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t 
     op.dst = enc_in(b, dst);
     op.src[0] = enc_in(b, src);
     op.nsrc = src.tensor >= 0 ? 1 : 0;
-    op.engine = engine == ISA_ENG_UNASSIGNED ? enc_rng_default_engine(kind) : engine;
+    op.engine = enc_field_i8(b, kind, engine == ISA_ENG_UNASSIGNED ? enc_rng_default_engine(kind)
+                                                                   : engine, "engine");
     return enc_emit(b, &op);
 }
 
@@ -112,8 +113,10 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
         op.dst = enc_in(b, dst);
         op.src[0] = enc_in(b, srcs[i]);
         op.nsrc = 1;
-        op.dma_scaled = scales[i] != 1.0;
-        op.dma_scale = (float)scales[i];
+        tir_op_rare_t r = *op.rare;
+        r.dma_scaled = scales[i] != 1.0;
+        r.dma_scale = (float)scales[i];
+        op.rare = enc_rare_in(b, &r);
         if (i > 0)
             op.flags |= TIR_F_RMW_ADD;
         if (enc_emit(b, &op) < 0)

@@ -33,6 +33,24 @@ static void set_index_bound(enc_builder_t *b, tir_op_t *op, int64_t bound)
     op->rare = enc_rare_in(b, &r);
 }
 
+/* op's DMA options, rare fields: written only when one differs, so a
+ * plain copy keeps the shared default record */
+static void set_dma(enc_builder_t *b, tir_op_t *op, int dge_mode, int oob_mode, int qos,
+                    int src_reg, int dst_reg)
+{
+    const tir_op_rare_t *o = op->rare;
+    if (dge_mode == o->dge_mode && oob_mode == o->oob_mode && qos == o->qos &&
+        src_reg == o->src_reg && dst_reg == o->dst_reg)
+        return;
+    tir_op_rare_t r = *op->rare;
+    r.dge_mode = dge_mode;
+    r.oob_mode = oob_mode;
+    r.qos = qos;
+    r.src_reg = src_reg;
+    r.dst_reg = dst_reg;
+    op->rare = enc_rare_in(b, &r);
+}
+
 static int emit1(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
 {
     tir_op_t op;
@@ -59,8 +77,7 @@ int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int
 {
     tir_op_t op;
     op_init1(b, &op, TIR_DMA_COPY, dst, src);
-    op.dge_mode = dge_mode;
-    op.oob_mode = oob_mode;
+    set_dma(b, &op, dge_mode, oob_mode, 0, -1, -1);
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     if (rmw_add)
@@ -93,11 +110,7 @@ int enc_dma_copy_reg(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_d
     op.dst = enc_in(b, dst->ap);
     op.src[0] = enc_in(b, src->ap);
     op.nsrc = 1;
-    op.dge_mode = dge_mode;
-    op.oob_mode = oob_mode;
-    op.qos = qos;
-    op.src_reg = src_reg;
-    op.dst_reg = dst_reg;
+    set_dma(b, &op, dge_mode, oob_mode, qos, src_reg, dst_reg);
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     if (si) {
@@ -109,10 +122,11 @@ int enc_dma_copy_reg(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_d
     } else if (di) {
         op.index = enc_in(b, dst->index);
         set_index_bound(b, &op, dst->index_bound);
-        op.op0 = rmw_op;
+        op.op0 = enc_field_i8(b, op.kind, rmw_op, "rmw_op");
     } else if (rmw_op != ISA_ALU_BYPASS && rmw_op != ISA_ALU_ADD) {
         return enc_fail(b, "%s (dma_copy): field 'rmw_op': only add is supported (got %s)", path,
-                        isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op) ? isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op) : "?");
+                        isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op)
+                            ? isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op) : "?");
     }
     if (rmw_op == ISA_ALU_ADD)
         op.flags |= TIR_F_RMW_ADD;
@@ -141,7 +155,7 @@ int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t i
     op_init1(b, &op, TIR_INDIRECT_LOAD, dst, table);
     op.index = enc_in(b, index);
     set_index_bound(b, &op, index_bound);
-    op.oob_mode = oob_mode;
+    set_dma(b, &op, ISA_DGE_NONE, oob_mode, 0, -1, -1);
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     return enc_emit(b, &op);
@@ -154,8 +168,9 @@ int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t 
     op_init1(b, &op, TIR_INDIRECT_SAVE, table, src);
     op.index = enc_in(b, index);
     set_index_bound(b, &op, index_bound);
-    op.op0 = rmw_op;   /* validated, then folded into TIR_F_RMW_ADD */
-    op.oob_mode = oob_mode;
+    op.op0 = enc_field_i8(b, op.kind, rmw_op, "rmw_op");   /* validated, then folded
+                                                              into TIR_F_RMW_ADD */
+    set_dma(b, &op, ISA_DGE_NONE, oob_mode, 0, -1, -1);
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     if (rmw_op == ISA_ALU_ADD)
@@ -191,8 +206,10 @@ int enc_memset(enc_builder_t *b, tir_ap_t dst, double value, int engine)
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
     op.dst = enc_in(b, dst);
-    op.value = value;
-    op.engine = engine;
+    tir_op_rare_t r = *op.rare;
+    r.value = value;
+    op.rare = enc_rare_in(b, &r);
+    op.engine = enc_field_i8(b, op.kind, engine, "engine");
     return enc_emit(b, &op);
 }
 
@@ -220,7 +237,9 @@ int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg)
     tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
     op.src[0] = enc_in(b, src);
     op.nsrc = 1;
-    op.reg = reg;
+    tir_op_rare_t r = *op.rare;
+    r.reg = reg;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -275,7 +294,7 @@ int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
     op_init1(b, &op, TIR_TRANSPOSE, dst, src);
-    op.engine = engine;
+    op.engine = enc_field_i8(b, op.kind, engine, "engine");
     return enc_emit(b, &op);
 }
 
@@ -290,10 +309,10 @@ int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func
 {
     tir_op_t op;
     op_init1(b, &op, TIR_ACTIVATION, dst, src);
-    op.func = func;
+    op.func = enc_field_i8(b, op.kind, func, "func");
     op.s0 = enc_scalar_in(b, scale);
     op.bias = enc_in(b, bias);
-    op.reduce_op = reduce_op;
+    op.reduce_op = enc_field_i8(b, op.kind, reduce_op, "reduce_op");
     op.dst2 = enc_in(b, reduce_res);
     op.engine = ISA_ENG_ACT;
     return enc_emit(b, &op);
@@ -304,11 +323,11 @@ int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double 
 {
     tir_op_t op;
     op_init1(b, &op, TIR_ACTIVATE2, dst, src);
-    op.op0 = op0;
+    op.op0 = enc_field_i8(b, op.kind, op0, "op0");
     op.s0 = enc_scalar_in(b, enc_imm(imm0));
-    op.op1 = op1;
+    op.op1 = enc_field_i8(b, op.kind, op1, "op1");
     op.s1 = enc_scalar_in(b, enc_imm(imm1));
-    op.func = func;
+    op.func = enc_field_i8(b, op.kind, func, "func");
     op.bias = enc_in(b, bias);
     op.engine = ISA_ENG_ACT;
     return enc_emit(b, &op);
@@ -318,7 +337,7 @@ int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1
 {
     tir_op_t op;
     op_init2(b, &op, TIR_TENSOR_TENSOR, dst, in0, in1);
-    op.op0 = aluop;
+    op.op0 = enc_field_i8(b, op.kind, aluop, "op0");
     return enc_emit(b, &op);
 }
 
@@ -327,9 +346,9 @@ int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, enc
 {
     tir_op_t op;
     op_init1(b, &op, TIR_TENSOR_SCALAR, dst, src);
-    op.op0 = op0;
+    op.op0 = enc_field_i8(b, op.kind, op0, "op0");
     op.s0 = enc_scalar_in(b, s0);
-    op.op1 = op1;
+    op.op1 = enc_field_i8(b, op.kind, op1, "op1");
     op.s1 = enc_scalar_in(b, s1);
     if (reverse0)
         op.flags |= TIR_F_REV0;
@@ -343,9 +362,9 @@ int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int o
 {
     tir_op_t op;
     op_init2(b, &op, TIR_SCALAR_TENSOR_TENSOR, dst, in0, in1);
-    op.op0 = op0;
+    op.op0 = enc_field_i8(b, op.kind, op0, "op0");
     op.s0 = enc_scalar_in(b, scalar);
-    op.op1 = op1;
+    op.op1 = enc_field_i8(b, op.kind, op1, "op1");
     return enc_emit(b, &op);
 }
 
@@ -354,16 +373,18 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
 {
     tir_op_t op;
     op_init1(b, &op, TIR_TENSOR_REDUCE, dst, src);
-    op.reduce_op = aluop;
+    op.reduce_op = enc_field_i8(b, op.kind, aluop, "reduce_op");
     int nfree = src.ndim - 1;
     if (naxes > 0 && !axes)
         return enc_fail(b, "%s (tensor_reduce): field 'axis': missing", b->path[0] ? b->path : "op");
+    tir_op_rare_t r = *op.rare;
     for (int i = 0; i < naxes; i++) {
         if (axes[i] < 1 || axes[i] > nfree || nfree < 1)
             return enc_fail(b, "%s (tensor_reduce): field 'axis': axis %d is not a free axis "
                             "of 'src' (1..%d)", b->path[0] ? b->path : "op", axes[i], nfree);
-        op.axes |= 1u << (nfree - axes[i]);
+        r.axes |= 1u << (nfree - axes[i]);
     }
+    op.rare = enc_rare_in(b, &r);
     if (negate)
         op.flags |= TIR_F_NEGATE;
     if (keepdims)
@@ -375,7 +396,7 @@ int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, in
 {
     tir_op_t op;
     op_init1(b, &op, TIR_TENSOR_PARTITION_REDUCE, dst, src);
-    op.reduce_op = aluop;
+    op.reduce_op = enc_field_i8(b, op.kind, aluop, "reduce_op");
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
 }
@@ -384,7 +405,7 @@ int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
     op_init1(b, &op, TIR_TENSOR_COPY, dst, src);
-    op.engine = engine;
+    op.engine = enc_field_i8(b, op.kind, engine, "engine");
     return enc_emit(b, &op);
 }
 
@@ -394,8 +415,8 @@ int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_
     tir_op_t op;
     op_init2(b, &op, TIR_TENSOR_TENSOR_SCAN, dst, in0, in1);
     op.s0 = enc_scalar_in(b, initial);
-    op.op0 = op0;
-    op.op1 = op1;
+    op.op0 = enc_field_i8(b, op.kind, op0, "op0");
+    op.op1 = enc_field_i8(b, op.kind, op1, "op1");
     return enc_emit(b, &op);
 }
 
@@ -433,8 +454,10 @@ int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t 
 {
     tir_op_t op;
     op_init1(b, &op, TIR_AFFINE_SELECT, dst, on_true);
-    op.cmp = cmp;
-    op.fill = on_false_value;
+    op.cmp = enc_field_i8(b, op.kind, cmp, "cmp_op");
+    tir_op_rare_t r = *op.rare;
+    r.fill = on_false_value;
+    op.rare = enc_rare_in(b, &r);
     op.engine = ISA_ENG_POOL;
     if (set_pattern(b, &op, offset, channel_multiplier, npattern, steps))
         return -1;
@@ -465,15 +488,15 @@ int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0,
     op.src[1] = enc_in(b, bound0);
     op.src[2] = enc_in(b, bound1);
     op.nsrc = 3;
-    op.cmp = cmp0;
-    op.cmp1 = cmp1;
-    op.reduce_cmd = reduce_cmd;
-    op.reduce_op = reduce_op;
+    op.cmp = enc_field_i8(b, op.kind, cmp0, "cmp_op");
+    op.reduce_op = enc_field_i8(b, op.kind, reduce_op, "reduce_op");
     op.dst2 = enc_in(b, reduce_res);
     tir_op_rare_t r = *op.rare;
+    r.cmp1 = cmp1;
+    r.reduce_cmd = reduce_cmd;
     r.pat_offset = range_start;
+    r.fill = on_false_value;
     op.rare = enc_rare_in(b, &r);
-    op.fill = on_false_value;
     return enc_emit(b, &op);
 }
 
@@ -487,8 +510,10 @@ int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap
     op.nsrc = 2;
     op.s0 = enc_scalar_in(b, on_false);
     op.dst2 = enc_in(b, reduce_res);
-    op.reduce_cmd = reduce_cmd;
-    op.reduce_op = reduce_op;
+    tir_op_rare_t r = *op.rare;
+    r.reduce_cmd = reduce_cmd;
+    op.rare = enc_rare_in(b, &r);
+    op.reduce_op = enc_field_i8(b, op.kind, reduce_op, "reduce_op");
     if (reverse_pred)
         op.flags |= TIR_F_REV0;
     return enc_emit(b, &op);
@@ -506,7 +531,9 @@ int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t va
 {
     tir_op_t op;
     op_init2(b, &op, TIR_MATCH_REPLACE8, dst, src, vals);
-    op.value = imm;
+    tir_op_rare_t r = *op.rare;
+    r.value = imm;
+    op.rare = enc_rare_in(b, &r);
     op.dst2 = enc_in(b, dst_idx);
     return enc_emit(b, &op);
 }
@@ -520,7 +547,9 @@ int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
         op.src[2] = enc_in(b, on_false);
         op.nsrc = 3;
     } else {
-        op.fill = on_false_value;
+        tir_op_rare_t r = *op.rare;
+        r.fill = on_false_value;
+        op.rare = enc_rare_in(b, &r);
     }
     return enc_emit(b, &op);
 }
@@ -551,7 +580,7 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
     tir_op_rare_t r = *op.rare;
     r.barrier_cores = cores;
     op.rare = enc_rare_in(b, &r);
-    op.engine = engine;
+    op.engine = enc_field_i8(b, op.kind, engine, "engine");
     if (data.tensor >= 0) {
         op.src[0] = enc_in(b, data);
         op.nsrc = 1;

@@ -136,9 +136,14 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     tir_op_t tmp = w->k.ops[w->k.nops - 1];
     memmove(&w->k.ops[1], &w->k.ops[0], (size_t)(w->k.nops - 1) * sizeof tmp);
     w->k.ops[0] = tmp;
-    for (int i = 1; i < w->k.nops; i++)
-        for (int d = 0; d < w->k.ops[i].ndeps; d++)
-            w->k.ops[i].deps[d]++;
+    for (int i = 1; i < w->k.nops; i++) {
+        tir_op_t *op = &w->k.ops[i];
+        int n = op->rare->ndeps, deps[4];
+        for (int d = 0; d < n && d < 4; d++)
+            deps[d] = op->rare->deps[d] + 1;
+        if (n && tir_op_set_deps(&w->k, op, deps, n))
+            return tpb_errf(err, "out of memory building the identity");
+    }
     return 0;
 }
 

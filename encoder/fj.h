@@ -332,6 +332,21 @@ const char *fj_strip_prefix(const char *s);
 int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                 isa_ftype_t type, const fj_alias_t *aliases, int *out, int dflt);
 int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out);
+/* fj_get_enum / fj_get_engine into one of tir_op_t's int8_t fields (every
+ * ISA enumeration value fits one). */
+int fj_get_enum8(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 isa_ftype_t type, const fj_alias_t *aliases, int8_t *out, int dflt);
+int fj_get_engine8(jx_t *j, const cJSON *obj, const char *path, int8_t *out);
+/* fj_get_num / fj_get_enum / fj_get_int_range into the rare field of op at
+ * offset off (offsetof(tir_op_rare_t, ...); a double, an int, an int):
+ * enc_rare_put, so a field left at its default keeps op's record. */
+#define RARE_REDUCE_CMD offsetof(tir_op_rare_t, reduce_cmd)
+int fj_rare_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, tir_op_t *op,
+                size_t off, double dflt);
+int fj_rare_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 isa_ftype_t type, const fj_alias_t *aliases, tir_op_t *op, size_t off, int dflt);
+int fj_rare_int_range(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                      tir_op_t *op, size_t off, int dflt, int64_t lo, int64_t hi);
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out);
 int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                  int64_t *shape, int *ndim, int maxd);

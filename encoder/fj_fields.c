@@ -549,6 +549,55 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
     return fj_jfail(j, path, "engine", "unknown engine '%s' (pe, act, pool, dve, sp, dma, auto)", s);
 }
 
+int fj_get_enum8(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 isa_ftype_t type, const fj_alias_t *aliases, int8_t *out, int dflt)
+{
+    int v;
+    if (fj_get_enum(j, obj, path, fname, type, aliases, &v, dflt))
+        return -1;
+    *out = (int8_t)v;
+    return 0;
+}
+
+int fj_get_engine8(jx_t *j, const cJSON *obj, const char *path, int8_t *out)
+{
+    int v;
+    if (fj_get_engine(j, obj, path, &v))
+        return -1;
+    *out = (int8_t)v;
+    return 0;
+}
+
+int fj_rare_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, tir_op_t *op,
+                size_t off, double dflt)
+{
+    double v;
+    if (fj_get_num(j, obj, path, fname, &v, dflt))
+        return -1;
+    enc_rare_put(&j->b, op, off, &v, sizeof v);
+    return j->b.failed ? -1 : 0;
+}
+
+int fj_rare_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 isa_ftype_t type, const fj_alias_t *aliases, tir_op_t *op, size_t off, int dflt)
+{
+    int v;
+    if (fj_get_enum(j, obj, path, fname, type, aliases, &v, dflt))
+        return -1;
+    enc_rare_put(&j->b, op, off, &v, sizeof v);
+    return j->b.failed ? -1 : 0;
+}
+
+int fj_rare_int_range(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                      tir_op_t *op, size_t off, int dflt, int64_t lo, int64_t hi)
+{
+    int v;
+    if (fj_get_int_range(j, obj, path, fname, &v, dflt, lo, hi))
+        return -1;
+    enc_rare_put(&j->b, op, off, &v, sizeof v);
+    return j->b.failed ? -1 : 0;
+}
+
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;

@@ -39,9 +39,9 @@ static int preds_of(const tir_op_t *m, tir_pred_t *out)
     out[0].ndim = m->rare->pat_ndim;
     out[0].cmp = m->cmp;
     memcpy(out[0].step, m->rare->pat_step, sizeof out[0].step);
-    for (int i = 0; i < m->nmask_more; i++)
-        out[1 + i] = m->mask_more[i];
-    return 1 + m->nmask_more;
+    for (int i = 0; i < m->rare->nmask_more; i++)
+        out[1 + i] = m->rare->mask_more[i];
+    return 1 + m->rare->nmask_more;
 }
 
 /* p's coefficient of dst dim d (0 = partitions) */

@@ -91,7 +91,8 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     const isa_opinfo_t *oi = NULL;
     int nin;
-    tir_asm_t *r = op->inl = tir_new_asm(j->b.k);
+    tir_asm_t *r = tir_new_asm(j->b.k);
+    ENC_RARE_SET(&j->b, op, inl, r);
     if (!r)
         return fj_jfail(j, path, NULL, "out of memory");
     if (asm_opcode(j, o, path, &oi) ||
@@ -131,7 +132,8 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     const char *hex, *sync;
-    tir_asm_t *r = op->inl = tir_new_asm(j->b.k);
+    tir_asm_t *r = tir_new_asm(j->b.k);
+    ENC_RARE_SET(&j->b, op, inl, r);
     if (!r)
         return fj_jfail(j, path, NULL, "out of memory");
     if (fj_get_str(j, o, path, "asm_bytes", &hex, true) ||

@@ -102,7 +102,7 @@ static int h_collective(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     bool reduce = op->kind == TIR_ALL_REDUCE || op->kind == TIR_REDUCE_SCATTER;
     if (reduce) {
         /* NKI's `op` argument: "operator" names the operation in a kernel file */
-        if (fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
+        if (fj_get_enum8(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
             return -1;
         if (op->op0 < 0)
             return fj_jfail(j, path, "operator", "missing");

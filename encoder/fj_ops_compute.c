@@ -88,13 +88,24 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return j->mask_mm ? fj_mask_matmul(j, path, op) : 1;   /* NKI mask= (fj_mask_mm.c) */
 }
 
+/* op's reduce_cmd, a rare field: written only when not the default (an
+ * activation without a reduce keeps the shared record) */
+static void set_reduce_cmd(jx_t *j, tir_op_t *op, int cmd)
+{
+    if (cmd != op->rare->reduce_cmd)
+        ENC_RARE_SET(&j->b, op, reduce_cmd, cmd);
+}
+
 static int reduce_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if (fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_BYPASS) ||
+    int cmd;
+    if (fj_get_enum8(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op,
+                     ISA_ALU_BYPASS) ||
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
-        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
-                 op->reduce_op != ISA_ALU_BYPASS ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &cmd,
+                    op->reduce_op != ISA_ALU_BYPASS ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
         return -1;
+    set_reduce_cmd(j, op, cmd);
     return 0;
 }
 
@@ -132,7 +143,7 @@ static void consts_keep(jx_t *j, const cJSON *o, const void *tag, const tir_op_t
         return;
     }
     const cJSON *dst = fj_field(o, "dst"), *src = fj_field(o, "src");
-    *c = (op_consts_t){op->op0, op->op1, op->func, op->reduce_op, op->reduce_cmd,
+    *c = (op_consts_t){op->op0, op->op1, op->func, op->reduce_op, op->rare->reduce_cmd,
                        op->s0.imm, op->s1.imm, op->flags,
                        cJSON_IsString(dst) ? dst : NULL, cJSON_IsString(src) ? src : NULL};
     fj_memo_put(j, o, tag, c);
@@ -157,7 +168,7 @@ static int consts_apply(jx_t *j, const cJSON *o, const char *path, const op_cons
     op->op1 = c->op1;
     op->func = c->func;
     op->reduce_op = c->reduce_op;
-    op->reduce_cmd = c->reduce_cmd;
+    set_reduce_cmd(j, op, c->reduce_cmd);
     op->s0.imm = c->imm0;
     op->s1.imm = c->imm1;
     op->flags |= c->flags;
@@ -176,7 +187,7 @@ static int activation_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     else if (fj_get_ap(j, o, path, "bias", false, &op->bias))
         return -1;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, -1) ||
+        fj_get_enum8(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, -1) ||
         fj_get_scalar(j, o, path, "scale", &op->s0, 1.0) ||
         reduce_opts(j, o, path, op) || fj_get_bool(j, o, path, "accumulate", &acc))
         return -1;
@@ -211,14 +222,14 @@ static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (relu.is_ap)
         op->src[1] = relu.ap;
     else
-        op->value = relu.imm;
+        ENC_RARE_SET(&j->b, op, value, relu.imm);
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||
         fj_get_scalar(j, o, path, "imm0", &op->s0, 0) ||
-        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
+        fj_get_enum8(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
         fj_get_scalar(j, o, path, "imm1", &op->s1, 0) ||
-        fj_get_enum(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, ISA_ACTFN_COPY) ||
+        fj_get_enum8(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, ISA_ACTFN_COPY) ||
         fj_get_ap(j, o, path, "bias", false, &op->bias) || reduce_opts(j, o, path, op))
         return -1;
     op->nsrc = 1;
@@ -239,7 +250,7 @@ static int tensor_tensor_read(jx_t *j, const cJSON *o, const char *path, tir_op_
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap_or_num(j, o, path, "in0", op, &op->src[0]) ||
         fj_get_ap_or_num(j, o, path, "in1", op, &op->src[1]) ||
-        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
+        fj_get_enum8(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
         return -1;
     if (op->op0 < 0)
         return fj_jfail(j, path, "operator", "missing");
@@ -284,9 +295,9 @@ static int tensor_scalar_read(jx_t *j, const cJSON *o, const char *path, tir_op_
 {
     bool r0, r1;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
         fj_get_scalar(j, o, path, "operand0", &op->s0, 0) || fj_get_bool(j, o, path, "reverse0", &r0) ||
-        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
+        fj_get_enum8(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
         fj_get_scalar(j, o, path, "operand1", &op->s1, 0) || fj_get_bool(j, o, path, "reverse1", &r1))
         return -1;
     if (op->op0 < 0)
@@ -299,7 +310,8 @@ static int tensor_scalar_read(jx_t *j, const cJSON *o, const char *path, tir_op_
     op->nsrc = 1;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_field(o, "operand0_reg")) {   /* TensorScalarGEP: docs/kernel-format.md */
-        if (fj_get_int_range(j, o, path, "operand0_reg", &op->s0_reg, -1, 0, ISA_NUM_REGS - 1))
+        if (fj_rare_int_range(j, o, path, "operand0_reg", op, offsetof(tir_op_rare_t, s0_reg), -1,
+                              0, ISA_NUM_REGS - 1))
             return -1;
         if (!op->s0.is_ap)
             return fj_jfail(j, path, "operand0_reg", "offsets a tile operand0 (a [P,1] "
@@ -332,8 +344,8 @@ static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "in1", true, &op->src[1]) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
-        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1) ||
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum8(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1) ||
         fj_get_scalar(j, o, path, "scalar", &op->s0, 0))
         return -1;
     if (op->op0 < 0 || op->op1 < 0)
@@ -348,7 +360,7 @@ static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
 {
     bool neg, keep, per_axis;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
+        fj_get_enum8(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
         fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep) ||
         fj_get_bool(j, o, path, "per_axis", &per_axis))
         return -1;
@@ -367,6 +379,7 @@ static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         one = ax->child;
     if (n < 1)
         return fj_jfail(j, path, "axis", "empty");
+    unsigned axes = op->rare->axes;
     for (int i = 0; i < n && one; i++, one = one->next) {
         int64_t a;
         if (fj_get_int_item(j, one, path, "axis", &a, NULL))
@@ -374,15 +387,16 @@ static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         if (a < 1 || a > nfree)
             return fj_jfail(j, path, "axis", "axis %lld is not a free axis of 'src' (1..%d; NKI "
                          "numbering, 0 is the partition axis)", (long long)a, nfree);
-        op->axes |= 1u << (nfree - a);
+        axes |= 1u << (nfree - a);
     }
-    return 1;
+    ENC_RARE_SET(&j->b, op, axes, axes);
+    return j->b.failed ? -1 : 1;
 }
 
 static int h_partition_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1))
+        fj_get_enum8(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1))
         return -1;
     if (op->reduce_op < 0)
         return fj_jfail(j, path, "operator", "missing");
@@ -398,8 +412,8 @@ static int h_scan(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "in1", true, &op->src[1]) || fj_get_scalar(j, o, path, "initial", &op->s0, 0) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
-        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1))
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum8(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1))
         return -1;
     if (op->op0 < 0 || op->op1 < 0)
         return fj_jfail(j, path, op->op0 < 0 ? "op0" : "op1", "missing");
@@ -455,7 +469,7 @@ static int get_one_pred(jx_t *j, const cJSON *m, const char *mpath, tir_op_t *op
                         "\"offset\", \"channel_multiplier\", \"cmp_op\"} (an affine "
                         "predicate over dst's indices), got %s", fj_type_name(m));
     return fj_check_fields(j, m, mpath, fields) || get_pattern(j, m, mpath, op) ||
-                   fj_get_enum(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp,
+                   fj_get_enum8(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp,
                                ISA_CMP_GE)
                ? -1
                : 0;
@@ -503,8 +517,10 @@ int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             q->cmp = t.cmp;
             memcpy(q->step, t.rare->pat_step, sizeof q->step);
         }
-        op->mask_more = more;
-        op->nmask_more = n - 1;
+        tir_op_rare_t r = *op->rare;
+        r.mask_more = more;
+        r.nmask_more = n - 1;
+        op->rare = enc_rare_in(&j->b, &r);
     } else if (get_one_pred(j, m, mpath, op)) {
         return -1;
     }
@@ -537,8 +553,8 @@ static int h_affine_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     bool rev;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "on_true", true, &op->src[0]) ||
         get_pattern(j, o, path, op) ||
-        fj_get_enum(j, o, path, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
-        fj_get_num(j, o, path, "on_false_value", &op->fill, 0) ||
+        fj_get_enum8(j, o, path, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
+        fj_rare_num(j, o, path, "on_false_value", op, offsetof(tir_op_rare_t, fill), 0) ||
         fj_get_bool(j, o, path, "reverse_pred", &rev))
         return -1;
     if (!fj_field(o, "on_false_value"))
@@ -581,7 +597,8 @@ static int h_find_index8(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
     if (broadcast_vals(j, op))
         return -1;
     if (op->kind == TIR_MATCH_REPLACE8) {
-        if (fj_get_num(j, o, path, "imm", &op->value, 0) || fj_get_ap(j, o, path, "dst_idx", false, &op->dst2))
+        if (fj_rare_num(j, o, path, "imm", op, offsetof(tir_op_rare_t, value), 0) ||
+            fj_get_ap(j, o, path, "dst_idx", false, &op->dst2))
             return -1;
         if (!fj_field(o, "imm"))
             return fj_jfail(j, path, "imm", "missing");
@@ -599,7 +616,7 @@ static int h_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (!f)
         return fj_jfail(j, path, "on_false", "missing");
     if (cJSON_IsNumber(f)) {
-        op->fill = f->valuedouble;
+        ENC_RARE_SET(&j->b, op, fill, f->valuedouble);
         return 1;
     }
     if (fj_get_ap(j, o, path, "on_false", true, &op->src[2]))
@@ -628,7 +645,7 @@ static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t
         op->src[1] = s.ap;
     } else {
         op->src[1] = op->dst;   /* placeholder, not read */
-        op->value = s.imm;
+        ENC_RARE_SET(&j->b, op, value, s.imm);
         op->flags |= TIR_F_SRC_IMM;
     }
     if (rev)
@@ -654,15 +671,17 @@ static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "on_true", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "comp_op0", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
-        fj_get_enum(j, o, path, "comp_op1", ISA_FT_CMP, fj_cmp_aliases, &op->cmp1, ISA_CMP_GE) ||
+        fj_get_enum8(j, o, path, "comp_op0", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
+        fj_rare_enum(j, o, path, "comp_op1", ISA_FT_CMP, fj_cmp_aliases, op,
+                     offsetof(tir_op_rare_t, cmp1), ISA_CMP_GE) ||
         fj_get_ap(j, o, path, "bound0", true, &op->src[1]) ||
         fj_get_ap(j, o, path, "bound1", true, &op->src[2]) ||
-        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+        fj_rare_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, op, RARE_REDUCE_CMD,
                     ISA_REDCMD_RESET_REDUCE) ||
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
-        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
-        fj_get_num(j, o, path, "on_false_value", &op->fill, -3.4028234663852886e38))
+        fj_get_enum8(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
+        fj_rare_num(j, o, path, "on_false_value", op, offsetof(tir_op_rare_t, fill),
+                    -3.4028234663852886e38))
         return -1;
     /* a number or a numeric expression (fj_get_num), then an integer */
     double start;
@@ -675,7 +694,7 @@ static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     op->rare = enc_rare_in(&j->b, &r);
     for (int k = 0; k < 2; k++) {
         const char *f = k ? "comp_op1" : "comp_op0";
-        int c = k ? op->cmp1 : op->cmp;
+        int c = k ? op->rare->cmp1 : op->cmp;
         if (c == ISA_CMP_NE)
             return fj_jfail(j, path, f, "not_equal is not a range_select comparison (equal, "
                             "less, less_equal, greater, greater_equal)");
@@ -695,12 +714,12 @@ static int h_select_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         fj_get_ap(j, o, path, "on_true", true, &op->src[1]) ||
         fj_get_scalar(j, o, path, "on_false", &op->s0, 0) ||
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
-        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
+        fj_get_enum8(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
         fj_get_bool(j, o, path, "reverse_pred", &rev))
         return -1;
     if (!fj_field(o, "on_false"))
         return fj_jfail(j, path, "on_false", "missing");
-    if (fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+    if (fj_rare_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, op, RARE_REDUCE_CMD,
                     op->dst2->tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
         return -1;
     if (rev)

@@ -52,33 +52,42 @@ static unsigned dma_keys(const jx_t *j, const cJSON *o)
     return m;
 }
 
+/* op's DMA options (rare fields: written only when they differ, so a
+ * plain DMA keeps the shared default record) */
+static void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
+{
+    if (dge != op->rare->dge_mode || oob != op->rare->oob_mode || qos != op->rare->qos) {
+        tir_op_rare_t r = *op->rare;
+        r.dge_mode = dge;
+        r.oob_mode = oob;
+        r.qos = qos;
+        op->rare = enc_rare_in(&j->b, &r);
+    }
+}
+
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw,
                     unsigned *keys)
 {
     const dma_opts_t *c = fj_stmt_memo_get(j, o, &dma_opts_tag);
     if (c) {
-        op->dge_mode = c->dge_mode;
-        op->oob_mode = c->oob_mode;
-        op->qos = c->qos;
+        set_dma_opts(j, op, c->dge_mode, c->oob_mode, c->qos);
         *rmw = c->rmw;
         return 0;
     }
     *rmw = ISA_ALU_BYPASS;
     *keys = dma_keys(j, o);
-    if (!(*keys & DMA_K_OPTS)) {   /* the four reads below, of absent fields */
-        op->dge_mode = ISA_DGE_NONE;
-        op->oob_mode = ISA_OOB_ERROR;
-        op->qos = 0;
-    } else if (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &op->dge_mode, ISA_DGE_NONE) ||
-               fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &op->oob_mode, ISA_OOB_ERROR) ||
-               fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
-               fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS)) {
+    int dge = ISA_DGE_NONE, oob = ISA_OOB_ERROR, qos = 0;
+    if ((*keys & DMA_K_OPTS) &&   /* else the four reads below, of absent fields */
+        (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &dge, ISA_DGE_NONE) ||
+         fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &oob, ISA_OOB_ERROR) ||
+         fj_get_int_range(j, o, path, "dma_qos", &qos, 0, -1000000, 1000000) ||
+         fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS)))
         return -1;
-    }
+    set_dma_opts(j, op, dge, oob, qos);
     const cJSON *q = fj_memo_keeps(j) ? fj_field(o, "dma_qos") : NULL;   /* only in a loop */
     dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
     if (k && fj_keep(j, k, free)) {
-        *k = (dma_opts_t){op->dge_mode, op->oob_mode, op->qos, *rmw};
+        *k = (dma_opts_t){dge, oob, qos, *rmw};
         fj_memo_put(j, o, &dma_opts_tag, k);
     } else {
         free(k);
@@ -149,7 +158,8 @@ static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_
     if (op->kind == TIR_STORE)
         return enc_store(&j->b, dst.ap, full, false) < 0 ? -1 : 0;
     enc_dma_operand_t dd = {dst.ap, enc_ap_none(), 0}, sd = {full, enc_ap_none(), 0};
-    return enc_dma_copy_ex(&j->b, &dd, &sd, op->dge_mode, op->oob_mode, ISA_ALU_BYPASS, op->qos) < 0
+    return enc_dma_copy_ex(&j->b, &dd, &sd, op->rare->dge_mode, op->rare->oob_mode,
+                           ISA_ALU_BYPASS, op->rare->qos) < 0
                ? -1
                : 0;
 }
@@ -227,7 +237,7 @@ static const char dma_tag = 0;
  * 1 (emit the op) or -1. */
 static int dma_flags(jx_t *j, const char *path, tir_op_t *op, int rmw)
 {
-    if (op->oob_mode == ISA_OOB_SKIP)
+    if (op->rare->oob_mode == ISA_OOB_SKIP)
         op->flags |= TIR_F_OOB_SKIP;
     if (rmw == ISA_ALU_ADD)
         op->flags |= TIR_F_RMW_ADD;
@@ -295,12 +305,19 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
  * of a load, store or dma_copy into op (-1 when absent) */
 static int dma_regs(jx_t *j, const cJSON *o, const char *path, unsigned keys, tir_op_t *op)
 {
-    return (keys & DMA_K_SRC_REG && fj_field(o, "src_reg") &&
-            fj_get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
-                   (keys & DMA_K_DST_REG && fj_field(o, "dst_reg") &&
-                    fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1))
-               ? -1
-               : 0;
+    int sr = -1, dr = -1;
+    if ((keys & DMA_K_SRC_REG && fj_field(o, "src_reg") &&
+         fj_get_int_range(j, o, path, "src_reg", &sr, -1, 0, ISA_NUM_REGS - 1)) ||
+        (keys & DMA_K_DST_REG && fj_field(o, "dst_reg") &&
+         fj_get_int_range(j, o, path, "dst_reg", &dr, -1, 0, ISA_NUM_REGS - 1)))
+        return -1;
+    if (sr != op->rare->src_reg || dr != op->rare->dst_reg) {
+        tir_op_rare_t r = *op->rare;
+        r.src_reg = sr;
+        r.dst_reg = dr;
+        op->rare = enc_rare_in(&j->b, &r);
+    }
+    return 0;
 }
 
 /* h_dma's full read, after dma_opts */
@@ -347,8 +364,8 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
     if (op->kind == TIR_DMA_COPY && dma_regs(j, o, path, keys, op))
         return -1;
     enc_dma_operand_t d = {dst.ap, dst.index, dst.bound}, s = {src.ap, src.index, src.bound};
-    int at = enc_dma_copy_reg(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos,
-                              op->src_reg, op->dst_reg);
+    int at = enc_dma_copy_reg(&j->b, &d, &s, op->rare->dge_mode, op->rare->oob_mode, rmw,
+                              op->rare->qos, op->rare->src_reg, op->rare->dst_reg);
     if (at < 0)
         return -1;
     if (uniq)
@@ -398,7 +415,7 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         rb.index_bound = src.bound;
         op->rare = enc_rare_in(&j->b, &rb);
     }
-    if (op->oob_mode == ISA_OOB_SKIP)
+    if (op->rare->oob_mode == ISA_OOB_SKIP)
         op->flags |= TIR_F_OOB_SKIP;
     const cJSON *ax = fj_field(o, "axes");
     tir_op_rare_t r = *op->rare;
@@ -457,7 +474,8 @@ static int h_gather_flattened(jx_t *j, const cJSON *o, const char *path, tir_op_
 static int h_memset(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool rnd;
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_num(j, o, path, "value", &op->value, 0) ||
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_rare_num(j, o, path, "value", op, offsetof(tir_op_rare_t, value), 0) ||
         fj_get_bool(j, o, path, "random", &rnd))
         return -1;
     if (!fj_field(o, "value") && !rnd)
@@ -492,7 +510,8 @@ static int h_stream_shuffle(jx_t *j, const cJSON *o, const char *path, tir_op_t 
 static int h_ltr(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_int_range(j, o, path, "reg", &op->reg, -1, 0, ISA_NUM_REGS - 1))
+        fj_rare_int_range(j, o, path, "reg", op, offsetof(tir_op_rare_t, reg), -1, 0,
+                          ISA_NUM_REGS - 1))
         return -1;
     if (!fj_field(o, "reg"))
         return fj_jfail(j, path, "reg", "missing");

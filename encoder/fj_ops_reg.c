@@ -73,10 +73,10 @@ int fj_reg_set(jx_t *j, const char *path, const char *name, int reg, int src, in
 {
     tir_op_t op;
     tir_op_init(&op, TIR_REGISTER_MOVE);
-    op.reg = reg;
-    op.reg_src = src;
     op.flags |= add ? TIR_F_ACCUMULATE : 0;
     tir_op_rare_t r = *op.rare;
+    r.reg = reg;
+    r.reg_src = src;
     r.reg_imm = imm;
     op.rare = enc_rare_in(&j->b, &r);
     enc_set_path(&j->b, path);
@@ -93,8 +93,8 @@ static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (!fj_field(o, "x") || cJSON_IsNull(fj_field(o, "x")))
         return 0;   /* uninitialised: nothing to emit */
     op->kind = TIR_REGISTER_MOVE;
-    op->reg = phys;
     tir_op_rare_t r = *op->rare;
+    r.reg = phys;
     if (fj_get_int(j, o, path, "x", &r.reg_imm, 0, true))
         return -1;
     op->rare = enc_rare_in(&j->b, &r);
@@ -105,7 +105,8 @@ static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 /* register_move(dst, src): src a register name or an integer */
 static int h_move(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if ((op->reg = get_vreg(j, o, path, "dst")) < 0)
+    tir_op_rare_t r = *op->rare;
+    if ((r.reg = get_vreg(j, o, path, "dst")) < 0)
         return -1;
     const cJSON *s = fj_field(o, "src");
     if (!s)
@@ -114,12 +115,11 @@ static int h_move(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         const char *nm = fj_strip_prefix(s->valuestring);
         for (int i = j->nvregs - 1; i >= 0; i--)
             if (!strcmp(j->vregs[i].name, nm)) {
-                op->reg_src = j->vregs[i].phys;
+                r.reg_src = j->vregs[i].phys;
                 break;
             }
     }
-    tir_op_rare_t r = *op->rare;
-    if (op->reg_src < 0 && fj_get_int(j, o, path, "src", &r.reg_imm, 0, true))
+    if (r.reg_src < 0 && fj_get_int(j, o, path, "src", &r.reg_imm, 0, true))
         return -1;
     op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 0;
@@ -151,9 +151,10 @@ static int bounce_tile(jx_t *j, const tir_ap_t *hbm, const char *what, tir_ap_t 
  * (DMA'd into a compiler tile first) -> the register */
 static int h_load(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if ((op->reg = get_vreg(j, o, path, "dst")) < 0 ||
-        fj_get_ap(j, o, path, "src", true, &op->src[0]))
+    int reg = get_vreg(j, o, path, "dst");
+    if (reg < 0 || fj_get_ap(j, o, path, "src", true, &op->src[0]))
         return -1;
+    ENC_RARE_SET(&j->b, op, reg, reg);
     int64_t n = 1;
     for (int d = 0; d < op->src[0]->ndim; d++)
         n *= op->src[0]->count[d];
@@ -175,9 +176,11 @@ static int h_load(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
  * an HBM tensor (through a compiler tile and a DMA) */
 static int h_store(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    int reg;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
-        (op->reg = get_vreg(j, o, path, "src")) < 0)
+        (reg = get_vreg(j, o, path, "src")) < 0)
         return -1;
+    ENC_RARE_SET(&j->b, op, reg, reg);
     op->nsrc = 0;
     if (!in_hbm(j, op->dst))
         return 1;

@@ -14,11 +14,11 @@ static int h_ts_cumulative(jx_t *j, const cJSON *o, const char *path, tir_op_t *
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
-        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1) ||
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum8(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1) ||
         fj_get_scalar(j, o, path, "imm0", &op->s0, 0) ||
         fj_get_scalar(j, o, path, "imm1", &op->s1, 0) ||
-        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+        fj_rare_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, op, RARE_REDUCE_CMD,
                     ISA_REDCMD_RESET_REDUCE))
         return -1;
     if (op->op0 < 0)
@@ -27,7 +27,7 @@ static int h_ts_cumulative(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return fj_jfail(j, path, "op1", "missing");
     if (!fj_field(o, "imm0"))
         return fj_jfail(j, path, "imm0", "missing");
-    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && !fj_field(o, "imm1"))
+    if (op->rare->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && !fj_field(o, "imm1"))
         return fj_jfail(j, path, "imm1", "missing (load_reduce starts the accumulator from it)");
     op->nsrc = 1;
     return 1;
@@ -41,12 +41,12 @@ static int h_ts_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     bool rev, neg;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "data", true, &op->src[0]) ||
-        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum8(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
         fj_get_scalar(j, o, path, "operand0", &op->s0, 0) ||
-        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
+        fj_get_enum8(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
         fj_get_bool(j, o, path, "reverse0", &rev) ||
-        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+        fj_rare_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, op, RARE_REDUCE_CMD,
                     ISA_REDCMD_RESET_REDUCE) ||
         fj_get_scalar(j, o, path, "reduce_init", &op->s1, 0) ||
         fj_get_bool(j, o, path, "reduce_res_negate", &neg))
@@ -57,7 +57,7 @@ static int h_ts_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return fj_jfail(j, path, "reduce_op", "missing");
     if (!fj_field(o, "operand0") && !isa_alu_is_unary((unsigned)op->op0))
         return fj_jfail(j, path, "operand0", "missing");
-    bool load = op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE;
+    bool load = op->rare->reduce_cmd == ISA_REDCMD_LOAD_REDUCE;
     if (load && !fj_field(o, "reduce_init"))
         return fj_jfail(j, path, "reduce_init", "missing (reduce_cmd is load_reduce)");
     if (!load && fj_field(o, "reduce_init"))
@@ -98,7 +98,7 @@ static int h_nonzero_with_count(jx_t *j, const cJSON *o, const char *path, tir_o
         get_i32(j, o, path, "padding_val", &pad, -1))
         return -1;
     op->rare = enc_rare_in(&j->b, &r);
-    op->value = (double)pad;
+    ENC_RARE_SET(&j->b, op, value, (double)pad);
     op->nsrc = 1;
     return 1;
 }
@@ -132,10 +132,10 @@ static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
         fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
         fj_get_scalar(j, o, path, "reduce_init", &op->s1, 0) ||
-        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+        fj_rare_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, op, RARE_REDUCE_CMD,
                     op->dst2->tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
         return -1;
-    if (op->reduce_cmd != ISA_REDCMD_LOAD_REDUCE && (op->s1.is_ap || op->s1.imm != 0))
+    if (op->rare->reduce_cmd != ISA_REDCMD_LOAD_REDUCE && (op->s1.is_ap || op->s1.imm != 0))
         return fj_jfail(j, path, "reduce_init", "only with reduce_cmd load_reduce (else unset "
                         "or 0)");
     op->op0 = ISA_ALU_SUBTRACT;

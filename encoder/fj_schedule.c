@@ -84,8 +84,8 @@ static bool is_barrier(const tir_op_t *op)
     case TIR_INLINE_ASM_BYTES: case TIR_EXPONENTIAL:
         return true;
     default:
-        return (op->flags & TIR_F_RANDOM) || op->src_reg >= 0 || op->dst_reg >= 0 ||
-               op->s0_reg >= 0 || op->remote_core >= 0 || op->sync_sem >= 0;
+        return (op->flags & TIR_F_RANDOM) || op->rare->src_reg >= 0 || op->rare->dst_reg >= 0 ||
+               op->rare->s0_reg >= 0 || op->rare->remote_core >= 0 || op->rare->sync_sem >= 0;
     }
 }
 
@@ -139,8 +139,8 @@ static int cmp_edge(const void *x, const void *y)
 static bool joins(const sched_ctx_t *c, int x, const int *s, int ns)
 {
     tir_op_t *op = &c->k->ops[x];
-    for (int d = 0; d < op->ndeps; d++)
-        if (op->deps[d] >= 0 && c->in_s[op->deps[d]])
+    for (int d = 0; d < op->rare->ndeps; d++)
+        if (op->rare->deps[d] >= 0 && c->in_s[op->rare->deps[d]])
             return true;
     for (int q = c->first_edge[x]; q < c->first_edge[x + 1]; q++)
         if (c->in_s[c->e[q].before])
@@ -326,16 +326,19 @@ static int resolve(jx_t *j, sched_ctx_t *c)
     return rc;
 }
 
-/* append dep `who` to op (once); -1 when it would need a fifth */
-static int add_dep(tir_op_t *op, int who)
+/* append dep `who` to op (once); -1 when it would need a fifth, -2 out of
+ * memory */
+static int add_dep(tir_kernel_t *k, tir_op_t *op, int who)
 {
-    for (int d = 0; d < op->ndeps; d++)
-        if (op->deps[d] == who)
+    int n = op->rare->ndeps, deps[4];
+    for (int d = 0; d < n; d++)
+        if (op->rare->deps[d] == who)
             return 0;
-    if (op->ndeps >= 4)
+    if (n >= 4)
         return -1;
-    op->deps[op->ndeps++] = who;
-    return 0;
+    memcpy(deps, op->rare->deps, (size_t)n * sizeof *deps);
+    deps[n++] = who;
+    return tir_op_set_deps(k, op, deps, n) ? -2 : 0;
 }
 
 /* the edges as explicit deps of the reordered kernel */
@@ -345,16 +348,17 @@ static int edges_to_deps(jx_t *j, sched_ctx_t *c)
     for (int q = 0; q < c->ne; q++) {
         tir_op_t *a = &k->ops[c->e[q].after];
         int b = c->e[q].before;
+        int rc = 0;
         if (k->ops[b].kind == TIR_NOOP) {   /* a noop emits nothing: its deps stand in */
-            for (int d = 0; d < k->ops[b].ndeps; d++)
-                if (add_dep(a, k->ops[b].deps[d]))
-                    goto full;
-            continue;
+            for (int d = 0; d < k->ops[b].rare->ndeps && !rc; d++)
+                rc = add_dep(k, a, k->ops[b].rare->deps[d]);
+        } else {
+            rc = add_dep(k, a, b);
         }
-        if (add_dep(a, b))
-            goto full;
-        continue;
-full:
+        if (!rc)
+            continue;
+        if (rc == -2)
+            return fj_jfail(j, "(top level)", "schedule", "out of memory");
         return fj_jfail(j, a->path[0] ? a->path : "(top level)", "schedule",
                         "'%s' would wait for more than 4 ops (deps and schedule edges)", a->name);
     }
@@ -369,9 +373,15 @@ static int permute(jx_t *j, sched_ctx_t *c)
         return fj_jfail(j, "(top level)", "schedule", "out of memory");
     for (int p = 0; p < k->nops; p++) {
         ops[p] = k->ops[c->order[p]];
-        for (int d = 0; d < ops[p].ndeps; d++)
-            if (ops[p].deps[d] >= 0)
-                ops[p].deps[d] = c->pos[ops[p].deps[d]];
+        int n = ops[p].rare->ndeps, deps[4];
+        for (int d = 0; d < n; d++) {
+            int o = ops[p].rare->deps[d];
+            deps[d] = o >= 0 ? c->pos[o] : o;
+        }
+        if (n && tir_op_set_deps(k, &ops[p], deps, n)) {
+            free(ops);
+            return fj_jfail(j, "(top level)", "schedule", "out of memory");
+        }
     }
     /* loop boundaries stay: a loop whose boundaries a move crossed is
      * unrolled (roll 0, unroll_loops_in), no op crossed the others' */

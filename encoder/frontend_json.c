@@ -54,18 +54,17 @@ static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
         const tir_op_t *t = &k->ops[idx[d]];
         if (t->kind != TIR_NOOP)
             continue;
-        if (n - 1 + t->ndeps > 4)
+        if (n - 1 + t->rare->ndeps > 4)
             return fj_jfail(j, path, "deps", "more than 4 ops once noop '%s' is expanded", t->name);
-        const int *inherit = t->deps;
-        int ninherit = t->ndeps;
+        const int *inherit = t->rare->deps;
+        int ninherit = t->rare->ndeps;
         idx[d--] = idx[--n];   /* drop the noop itself ... */
         for (int x = 0; x < ninherit; x++)
             idx[n++] = inherit[x];   /* ... and take its deps (never noops) */
     }
-    for (int i = n0; i < k->nops; i++) {
-        memcpy(k->ops[i].deps, idx, (size_t)n * sizeof idx[0]);
-        k->ops[i].ndeps = n;
-    }
+    for (int i = n0; i < k->nops; i++)
+        if (tir_op_set_deps(k, &k->ops[i], idx, n))
+            return fj_jfail(j, path, "deps", "out of memory");
     return 0;
 }
 
@@ -127,7 +126,7 @@ static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir
         return 0;
     }
     if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", nm, false) ||
-        fj_get_engine(j, o, path, &op->engine))
+        fj_get_engine8(j, o, path, &op->engine))
         return -1;
     if (st) {
         st->name = *nm;

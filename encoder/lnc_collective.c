@@ -315,12 +315,22 @@ static int slot_ready(int on, int from, int ncores) { return (from - on + ncores
  * take no engine argument). */
 #define SYNC_ENGINE ISA_ENG_POOL
 
+/* o's rare fields := r, interned into the core's kernel */
+static void put_rare(xp_t *x, tir_op_t *o, const tir_op_rare_t *r)
+{
+    const tir_op_rare_t *p = tir_rare_intern(x->in->k, r);
+    x->oom |= !p;
+    o->rare = p ? p : &tir_rare_default;
+}
+
 static void signal_ready(xp_t *x, int peer, const tir_ap_t *data)
 {
     tir_op_t *o = next(x, TIR_COLL_SYNC, "ready", peer);
     o->engine = SYNC_ENGINE;
-    o->sync_core = peer;
-    o->sync_sem = slot_ready(peer, x->in->core, x->in->ncores);
+    tir_op_rare_t r = *o->rare;
+    r.sync_core = peer;
+    r.sync_sem = slot_ready(peer, x->in->core, x->in->ncores);
+    put_rare(x, o, &r);
     o->src[0] = opnd(x, data);
     o->nsrc = 1;
 }
@@ -329,9 +339,11 @@ static void wait_slot(xp_t *x, const char *what, int r, int engine, int slot, ui
                       const tir_ap_t *guard)
 {
     tir_op_t *o = next(x, TIR_COLL_SYNC, what, r);
-    o->engine = engine;
-    o->sync_sem = slot;
-    o->sync_val = value;
+    o->engine = (int8_t)engine;
+    tir_op_rare_t w = *o->rare;
+    w.sync_sem = slot;
+    w.sync_val = value;
+    put_rare(x, o, &w);
     if (guard)
         o->dst = opnd(x, guard);
 }
@@ -349,21 +361,19 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
     p->dst = opnd(x, dst);
     p->src[0] = opnd(x, src);
     p->nsrc = 1;
-    p->qos = x->op->qos;
     p->engine = ISA_ENG_SP;
     /* setReplicaGroups (seed 002 §6): every DMA of a collective carries
      * the collective's replica groups (a permute has pairs, not groups) */
     tir_op_rare_t rare = tir_rare_default;
+    rare.qos = x->op->rare->qos;
     memcpy(rare.rgroup, x->op->rare->rgroup, sizeof rare.rgroup);
-    p->rare = tir_rare_intern(x->in->k, &rare);
-    x->oom |= !p->rare;
-    p->rare = p->rare ? p->rare : &tir_rare_default;
     if (r != in->core) {
         if (is_tile(in->k, src))
-            p->remote_core = r;
-        p->sync_core = r;
-        p->sync_sem = SLOT_DONE;
+            rare.remote_core = r;
+        rare.sync_core = r;
+        rare.sync_sem = SLOT_DONE;
     }
+    put_rare(x, p, &rare);
     return p;
 }
 
@@ -452,7 +462,9 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
                 if (k) {   /* the LocalReduce (seed 001 s.5.1): dst op= piece on the DMA */
                     tir_op_t *p = pull(x, op->dst, &piece, g[k]);
                     p->flags |= TIR_F_RMW_ADD;
-                    p->local_reduce = op->kind;
+                    tir_op_rare_t lr = *p->rare;
+                    lr.local_reduce = op->kind;
+                    put_rare(x, p, &lr);
                     p->op0 = op->op0;
                 } else
                     pull(x, op->dst, &piece, g[k]);
@@ -525,7 +537,9 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
     if (op->kind == TIR_RANK_ID) {
         tir_op_t *m = next(&x, TIR_MEMSET, "rank", -1);
         m->dst = opnd(&x, op->dst);
-        m->value = in->core;
+        tir_op_rare_t r = *m->rare;
+        r.value = in->core;
+        put_rare(&x, m, &r);
         m->engine = op->engine;
         return x.oom ? tpb_errf(err, "out of memory (split)") : x.n;
     }
@@ -583,7 +597,7 @@ int lnc_coll_pin_addresses(tir_kernel_t *core_k, int ncores, const tpb_target_t 
         for (int o = 0; o < core_k[c].nops; o++) {
             const tir_op_t *op = &core_k[c].ops[o];
             int i = op->src[0]->tensor;
-            if (op->remote_core >= 0 && i >= 0 && i < nt && !core_k[c].tensors[i].fixed1)
+            if (op->rare->remote_core >= 0 && i >= 0 && i < nt && !core_k[c].tensors[i].fixed1)
                 pulled[i] = any = true;
         }
     for (int c = 0; any && c < ncores && !rc; c++) {   /* the first core that places it */
@@ -624,7 +638,7 @@ int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_t
     for (int c = 0; c < ncores; c++)
         for (int o = 0; o < core_k[c].nops; o++) {
             const tir_op_t *op = &core_k[c].ops[o];
-            if (op->remote_core >= 0 && op->src[0]->tensor >= 0 && op->src[0]->tensor < nt)
+            if (op->rare->remote_core >= 0 && op->src[0]->tensor >= 0 && op->src[0]->tensor < nt)
                 pulled[op->src[0]->tensor] = any = true;
         }
     for (int c = 0; any && c < ncores && !rc; c++) {

@@ -61,10 +61,10 @@ static void touch(live_t *lv, const int *slot, int ntensors, const tir_ap_t *a, 
 static void touch_op(live_t *lv, const int *slot, int nt, const tir_op_t *op, int epoch,
                      int nepochs)
 {
-    touch(lv, slot, nt, op->dst, epoch, op->dst_reg >= 0, nepochs);
+    touch(lv, slot, nt, op->dst, epoch, op->rare->dst_reg >= 0, nepochs);
     touch(lv, slot, nt, op->dst2, epoch, false, nepochs);
     for (int i = 0; i < op->nsrc && i < 4; i++)
-        touch(lv, slot, nt, op->src[i], epoch, i == 0 && op->src_reg >= 0, nepochs);
+        touch(lv, slot, nt, op->src[i], epoch, i == 0 && op->rare->src_reg >= 0, nepochs);
     touch(lv, slot, nt, op->index, epoch, false, nepochs);
     touch(lv, slot, nt, op->bias, epoch, false, nepochs);
     if (op->s0.is_ap)

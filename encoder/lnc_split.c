@@ -677,8 +677,14 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                     goto out;
                 }
                 op.core = c;
-                for (int d = 0; d < op.ndeps; d++)
-                    op.deps[d] = op.deps[d] >= 0 && op.deps[d] < o ? at[op.deps[d]] : -1;
+                int nd = op.rare->ndeps, deps[4];
+                for (int d = 0; d < nd && d < 4; d++)
+                    deps[d] = op.rare->deps[d] >= 0 && op.rare->deps[d] < o ? at[op.rare->deps[d]] : -1;
+                if (nd && tir_op_set_deps(k, &op, deps, nd)) {
+                    free(at);
+                    tpb_errf(err, "out of memory (split)");
+                    goto out;
+                }
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
                       : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)
                       : enc_is_collective(op.kind) ? split_collective(&e, &op, err)

@@ -84,8 +84,8 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
         bir_inst_t *in = &b->insts[n];
         if (in->is_dma_desc)
             continue;
-        for (int d = -1; d < op->ndeps; d++) {
-            int who = d < 0 ? c->opi : op->deps[d];
+        for (int d = -1; d < op->rare->ndeps; d++) {
+            int who = d < 0 ? c->opi : op->rare->deps[d];
             if (d < 0 && !target[c->opi])
                 continue;
             bir_access_t t = {.space = BIR_SPACE_DEP, .p0 = 0, .p1 = 1, .lo = (uint64_t)who,
@@ -118,8 +118,8 @@ int lower_kernel(lower_ctx_t *c)
     bool resolved[TIR_OP_COUNT] = {false};
     bool *target = NULL;
     for (int i = 0; i < c->k->nops && !c->no_deps; i++)
-        for (int d = 0; d < c->k->ops[i].ndeps; d++) {
-            int who = c->k->ops[i].deps[d];
+        for (int d = 0; d < c->k->ops[i].rare->ndeps; d++) {
+            int who = c->k->ops[i].rare->deps[d];
             c->opi = i;
             c->op = &c->k->ops[i];
             if (who < 0 || who >= i) {
@@ -163,7 +163,7 @@ int lower_kernel(lower_ctx_t *c)
         rc = fn(c);
         if (!rc && (c->op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)))
             mark_spill(c, first);
-        if (!rc && target && (target[i] || c->op->ndeps))
+        if (!rc && target && (target[i] || c->op->rare->ndeps))
             rc = add_dep_tokens(c, first, target);
         if (!rc && c->op_done)
             rc = c->op_done(c->op_done_arg, i);
@@ -182,16 +182,16 @@ void lw_coll_slots(lower_ctx_t *c)
 int lw_coll_remote_upd(lower_ctx_t *c, bir_inst_t *in)
 {
     const tir_op_t *op = c->op;
-    if (op->sync_sem < 0 || op->sync_sem >= 8 || op->sync_core >= 8)
-        return lw_err(c, "collective semaphore slot %d / core %d outside 0..7", op->sync_sem,
-                      op->sync_core);
+    if (op->rare->sync_sem < 0 || op->rare->sync_sem >= 8 || op->rare->sync_core >= 8)
+        return lw_err(c, "collective semaphore slot %d / core %d outside 0..7", op->rare->sync_sem,
+                      op->rare->sync_core);
     lw_coll_slots(c);
-    if (op->sync_core < 0)
+    if (op->rare->sync_core < 0)
         return 0;
     in->isa.sync.upd_en = 1;
     in->isa.sync.upd_remote = 1;
-    in->isa.sync.upd_core = (uint32_t)op->sync_core;
-    in->isa.sync.upd_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
+    in->isa.sync.upd_core = (uint32_t)op->rare->sync_core;
+    in->isa.sync.upd_sem = (uint32_t)(BIR_COLL_SEM0 + op->rare->sync_sem);
     in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
     in->isa.sync.upd_val = 1;
     return 0;

@@ -20,7 +20,7 @@ static int bind_reduce(lower_ctx_t *c, bir_inst_t *in, uint32_t *red_op, uint32_
 {
     const tir_op_t *op = c->op;
     *red_op = (uint32_t)op->reduce_op;
-    *red_cmd = (uint32_t)op->reduce_cmd;
+    *red_cmd = (uint32_t)op->rare->reduce_cmd;
     if (op->reduce_op == ISA_ALU_BYPASS) {
         if (lw_has(op->dst2))
             return lw_err(c, "reduce_res given without reduce_op");
@@ -32,7 +32,7 @@ static int bind_reduce(lower_ctx_t *c, bir_inst_t *in, uint32_t *red_op, uint32_
         red_out->space = ISA_SPACE_NONE;
         return 0;
     }
-    if (op->reduce_cmd == ISA_REDCMD_IDLE)
+    if (op->rare->reduce_cmd == ISA_REDCMD_IDLE)
         *red_cmd = ISA_REDCMD_RESET_REDUCE;   /* a fused reduce with no command: fresh result */
     return lw_ptr(c, in, op->dst2, true, "reduce_res", red_out);
 }
@@ -196,7 +196,7 @@ static int relu_param(lower_ctx_t *c, bir_inst_t *in, isa_fmt_ACT2_t *f)
         f->relu = p.addr | (p.dtype & 0xFu) << 18 | (p.space & 3u) << 22;
         return 0;
     }
-    uint32_t b = lw_f32_bits((float)op->value);
+    uint32_t b = lw_f32_bits((float)op->rare->value);
     uint32_t r = b >> 8, low = b & 0xFFu;
     if (low > 0x80u || (low == 0x80u && (r & 1u)))
         r++;                       /* the carry may round up into the exponent: still exact */

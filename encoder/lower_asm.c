@@ -29,7 +29,7 @@ static int asm_bind(lower_ctx_t *c, bir_inst_t *in, int fi, const tir_ap_t *ap, 
 static int lower_inline_asm(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    const tir_asm_t *r = op->inl;
+    const tir_asm_t *r = op->rare->inl;
     bir_inst_t in;
     lw_inst(c, &in, BIR_INLINE_ASM, (isa_op_t)r->asm_op);
     for (int i = 0; i < op->nsrc; i++)
@@ -56,7 +56,7 @@ static int lower_inline_asm(lower_ctx_t *c)
 
 static int lower_inline_asm_bytes(lower_ctx_t *c)
 {
-    const tir_asm_t *r = c->op->inl;
+    const tir_asm_t *r = c->op->rare->inl;
     isa_inst_t dec;
     isa_err_t e;
     if (isa_decode(r->asm_bytes, 0, &dec, &e) != ISA_OK)
@@ -89,7 +89,7 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
 
 int lower_asm(lower_ctx_t *c)
 {
-    if (!c->op->inl)
+    if (!c->op->rare->inl)
         return lw_err(c, "inline assembly without its record (tir_new_asm)");
     return c->op->kind == TIR_INLINE_ASM ? lower_inline_asm(c) : lower_inline_asm_bytes(c);
 }

@@ -257,7 +257,7 @@ static int set_replica_groups(lower_ctx_t *c, bir_inst_t *in)
  * pull). */
 static bool has_cc_expr_in_access(const tir_op_t *op, const dside_t *src)
 {
-    return op->remote_core >= 0 && src->space != ISA_SPACE_HBM;
+    return op->rare->remote_core >= 0 && src->space != ISA_SPACE_HBM;
 }
 
 /* add_sb_to_sb_cc_ap (seed 002 §6): the SB<->SB collective access pattern.
@@ -271,21 +271,21 @@ static int add_sb_to_sb_cc_ap(lower_ctx_t *c, const dside_t *dst, isa_dap_t *src
     const tir_op_t *op = c->op;
     if (dst->space == ISA_SPACE_HBM)
         return lw_err(c, "a collective pull from core %d's SBUF needs an SBUF destination",
-                      op->remote_core);
-    if (op->remote_core >= 8 || op->remote_core == op->core)
+                      op->rare->remote_core);
+    if (op->rare->remote_core >= 8 || op->rare->remote_core == op->core)
         return lw_err(c, "collective peer core %d is not another core of the kernel",
-                      op->remote_core);
+                      op->rare->remote_core);
     if (op->core >= 0 && op->core < 8 && op->rare->rgroup[op->core] >= 0 &&
-        op->rare->rgroup[op->remote_core] != op->rare->rgroup[op->core])
-        return lw_err(c, "collective peer core %d is outside replica group %d", op->remote_core,
+        op->rare->rgroup[op->rare->remote_core] != op->rare->rgroup[op->core])
+        return lw_err(c, "collective peer core %d is outside replica group %d", op->rare->remote_core,
                       op->rare->rgroup[op->core]);
-    src->core = (uint32_t)(op->remote_core - op->core) & 7u;
+    src->core = (uint32_t)(op->rare->remote_core - op->core) & 7u;
     return 0;
 }
 
 static int dge_of(lower_ctx_t *c)
 {
-    int g = c->op->dge_mode;
+    int g = c->op->rare->dge_mode;
     if (g < ISA_DGE_NONE || g > ISA_DGE_HW)
         return lw_err(c, "dge_mode %d is not none/sw/hw", g);
     return 0;
@@ -297,7 +297,7 @@ static int dge_of(lower_ctx_t *c)
  * scatter-add RMW (a DMACopy with the add compute op) -> DMACopy (32). */
 static bir_opcode_t trigger_l1(const tir_op_t *op)
 {
-    if (op->local_reduce)
+    if (op->rare->local_reduce)
         return BIR_REDUCE;   /* codegenLocalReduceOp: a collective's reduce step */
     switch (op->kind) {
     case TIR_LOAD: return BIR_INST_LOAD;
@@ -324,11 +324,11 @@ static void reg_bounds(const dside_t *s, int32_t *lo, int32_t *hi)
 static void set_reg_bounds(const tir_op_t *op, isa_fmt_DTRIG_t *t, const dside_t *src,
                            const dside_t *dst)
 {
-    if (op->src_reg < 0 && op->dst_reg < 0)
+    if (op->rare->src_reg < 0 && op->rare->dst_reg < 0)
         return;
     t->oob = tir_oob_skip(op) ? ISA_OOB_SKIP : ISA_OOB_ERROR;
-    t->src_bound = op->src_reg >= 0;
-    t->dst_bound = op->dst_reg >= 0;
+    t->src_bound = op->rare->src_reg >= 0;
+    t->dst_bound = op->rare->dst_reg >= 0;
     if (t->src_bound)
         reg_bounds(src, &t->src_lo, &t->src_hi);
     if (t->dst_bound)
@@ -355,7 +355,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
         if (!r)
             return lw_err(c, "out of memory");
         r->red_op = (uint8_t)c->op->op0;
-        r->red_kind = c->op->local_reduce == TIR_REDUCE_SCATTER ? BIR_RKIND_REDUCE_SCATTER
+        r->red_kind = c->op->rare->local_reduce == TIR_REDUCE_SCATTER ? BIR_RKIND_REDUCE_SCATTER
                                                                 : BIR_RKIND_ALL_REDUCE;
         r->red_local = true;
     }
@@ -397,7 +397,7 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
 {
     const tir_op_t *op = c->op;
     if (build_side(c, srcap, "src", false, s) || build_side(c, dstap, "dst", true, d) ||
-        reg_side(c, srcap, op->src_reg, "src", s) || reg_side(c, dstap, op->dst_reg, "dst", d))
+        reg_side(c, srcap, op->rare->src_reg, "src", s) || reg_side(c, dstap, op->rare->dst_reg, "dst", d))
         return -1;
     if (s->elems != d->elems)
         return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s->elems,
@@ -440,8 +440,8 @@ static int store_issuer(const lower_ctx_t *c, const dside_t *s, const dside_t *d
     const tir_op_t *op = c->op;
     bool on_chip = s->space == ISA_SPACE_SBUF || s->space == ISA_SPACE_PSUM;
     if (engine != ISA_ENG_UNASSIGNED || is_load_direction(d) || !on_chip ||
-        (op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)) || op->remote_core >= 0 ||
-        op->sync_core >= 0 || op->local_reduce || op->rare != &tir_rare_default)
+        (op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)) || op->rare->remote_core >= 0 ||
+        op->rare->sync_core >= 0 || op->rare->local_reduce || tir_rare_kind_fields(op->rare))
         return engine;
     return ISA_ENG_POOL;
 }
@@ -468,7 +468,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
      * the joint dims fit it and the transfer is not scaled (D3DESC has no
      * scale); more joint dims than that enumerate the outer ones, one
      * descriptor per outer index (the N-descriptor fallback). */
-    bool d3 = nj > (int)per && per >= 2 && c->t->dma_desc_dims >= 3 && !op->dma_scaled;
+    bool d3 = nj > (int)per && per >= 2 && c->t->dma_desc_dims >= 3 && !op->rare->dma_scaled;
     int width = d3 ? 3 : (int)per;
     uint64_t ndesc = 1;
     for (int i = width; i < nj; i++)
@@ -510,13 +510,13 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
             g->src_step2 = inner > 2 ? (int32_t)j[2].s_step : 0;
             g->dst_step2 = inner > 2 ? (int32_t)j[2].d_step : 0;
         } else {
-            f->scaled = op->dma_scaled;
-            f->scale = op->dma_scale;
+            f->scaled = op->rare->dma_scaled;
+            f->scale = op->rare->dma_scale;
         }
-        f->qos = (uint32_t)op->qos;
-        f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
-        f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;
-        f->bounded = op->src_reg >= 0 || op->dst_reg >= 0;   /* its trigger's bounds */
+        f->qos = (uint32_t)op->rare->qos;
+        f->src_reg = op->rare->src_reg >= 0 ? (uint32_t)op->rare->src_reg : ISA_REG_NONE;
+        f->dst_reg = op->rare->dst_reg >= 0 ? (uint32_t)op->rare->dst_reg : ISA_REG_NONE;
+        f->bounded = op->rare->src_reg >= 0 || op->rare->dst_reg >= 0;   /* its trigger's bounds */
         de->is_dma_desc = true;
         de->dma_group = group;
         de->engine = o->engine;
@@ -524,7 +524,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
          * remote_semaphores): the last descriptor increments the source
          * core's collective slot when the transfer completes
          * (docs/semantics-dma.md) */
-        if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, de))
+        if (op->rare->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, de))
             return -1;
         if (lw_append(c, de))
             return -1;
@@ -577,7 +577,7 @@ static int lower_transpose_dma(lower_ctx_t *c)
         if (ps.count[i] != op->dst->count[i])
             return lw_err(c, "dst dim %d has %lld elements, permuted src has %lld", i,
                           (long long)op->dst->count[i], (long long)ps.count[i]);
-    dma_opts_t o = {true, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_POOL};
+    dma_opts_t o = {true, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->rare->dge_mode, ISA_ENG_POOL};
     if (requested_engine(c, ISA_ENG_POOL, true, &o.engine))
         return -1;
     return lower_direct(c, &ps, op->dst, &o);
@@ -673,7 +673,7 @@ static int lower_indirect(lower_ctx_t *c)
     bool gt = op->kind == TIR_DMA_TRANSPOSE;   /* gather-transpose */
     if (dge_of(c))
         return -1;
-    unsigned dge = (unsigned)op->dge_mode;
+    unsigned dge = (unsigned)op->rare->dge_mode;
     unsigned oob = tir_oob_skip(op) ? ISA_OOB_SKIP : ISA_OOB_ERROR;
     if (gt) {
         /* codegenDMAIndirectTranspose: software DGE, OOB indices skipped */
@@ -695,8 +695,8 @@ static int lower_indirect(lower_ctx_t *c)
     if (rmw && dge != ISA_DGE_NONE && !c->t->dge_on_dst_reduce)
         return lw_err(c, "target %s cannot reduce at the DMA destination with DGE "
                          "(dge_on_dst_reduce); use dge_mode none for scatter-add", c->t->name);
-    if (op->qos < 0 || op->qos > 7)
-        return lw_err(c, "dma_qos %d must be 0..7 for indirect DMA", op->qos);
+    if (op->rare->qos < 0 || op->rare->qos > 7)
+        return lw_err(c, "dma_qos %d must be 0..7 for indirect DMA", op->rare->qos);
     bir_inst_t de;
     lw_inst(c, &de, BIR_DMA_INDIRECT_DESC, ISA_OP_DMA_INDIRECT2D);
     isa_fmt_DIND_t *f = &de.isa.f->DIND;
@@ -752,7 +752,7 @@ static int lower_indirect(lower_ctx_t *c)
     f->oob = oob;
     bir_inst_set_dge_compute(&de, rmw ? BIR_DGE_COMPUTE_ADD : BIR_DGE_COMPUTE_BYPASS);
     f->dge = dge;
-    f->qos = (uint32_t)op->qos;
+    f->qos = (uint32_t)op->rare->qos;
     de.is_dma_desc = true;
     int group = c->m->next_dma_group++;
     de.dma_group = group;
@@ -837,12 +837,12 @@ int lower_dma(lower_ctx_t *c)
     }
     if (dge_of(c))
         return -1;
-    dma_opts_t o = {false, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_UNASSIGNED};
+    dma_opts_t o = {false, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->rare->dge_mode, ISA_ENG_UNASSIGNED};
     if (op->flags & TIR_F_RMW_ADD)
         o.compute = BIR_DGE_COMPUTE_ADD;
     /* a LocalReduce's op becomes the descriptors' DMA compute op: the
      * DMA engines compute add only (isa/enums.def DMAOP) */
-    if (op->local_reduce && (op->kind != TIR_DMA_COPY || op->op0 != ISA_ALU_ADD ||
+    if (op->rare->local_reduce && (op->kind != TIR_DMA_COPY || op->op0 != ISA_ALU_ADD ||
                              o.compute != BIR_DGE_COMPUTE_ADD))
         return lw_err(c, "LocalReduce with operator %s: the DMA computes add only",
                       isa_enum_name(ISA_FT_ALU, (unsigned)op->op0));

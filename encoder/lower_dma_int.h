@@ -28,8 +28,8 @@ typedef lw_jdim_t jdim_t;
  * inline: a memo hit runs it per DMA). */
 static inline int lw_check_qos(lower_ctx_t *c)
 {
-    if (c->op->qos < 0 || c->op->qos > 255)
-        return lw_err(c, "dma_qos %d must be 0..255", c->op->qos);
+    if (c->op->rare->qos < 0 || c->op->rare->qos > 255)
+        return lw_err(c, "dma_qos %d must be 0..255", c->op->rare->qos);
     return 0;
 }
 /* Both sides of src -> dst and their legal joint dims j[*nj] (errors in

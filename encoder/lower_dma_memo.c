@@ -135,7 +135,7 @@ static int dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     /* a dtype view's side: the tensor seen as that dtype (its key) */
     *st = tir_ap_tensor(lw_tensor(c, srcap), srcap, &view[0]);
     *dt = tir_ap_tensor(lw_tensor(c, dstap), dstap, &view[1]);
-    if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
+    if (c->op->rare->src_reg >= 0 || c->op->rare->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
         return -1;
     /* a few of the key's words in one (the rest are compared) */

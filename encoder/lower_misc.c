@@ -60,15 +60,15 @@ static int lower_coll_sync(lower_ctx_t *c)
     if (lw_coll_remote_upd(c, &in))
         return -1;
     in.engine = op->engine == ISA_ENG_UNASSIGNED ? ISA_ENG_POOL : op->engine;
-    if (op->sync_core >= 0) {
+    if (op->rare->sync_core >= 0) {
         in.preset_upd = true;
         if (op->nsrc > 0 && sync_data(c, &in, op->src[0], false))
             return -1;
     } else {
         in.preset_wait = true;
         in.isa.sync.wait_en = 1;
-        in.isa.sync.wait_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
-        in.isa.sync.wait_val = op->sync_val;
+        in.isa.sync.wait_sem = (uint32_t)(BIR_COLL_SEM0 + op->rare->sync_sem);
+        in.isa.sync.wait_val = op->rare->sync_val;
         if (op->dst->tensor >= 0 && sync_data(c, &in, op->dst, true))
             return -1;
     }
@@ -86,14 +86,14 @@ static int lower_tload(lower_ctx_t *c)
     uint64_t n = isa_tap_free_elems(&t);
     if (t.nparts != 1 || n < 1 || n > 8)
         return lw_err(c, "load_tensor_to_register reads 1..8 elements of one partition");
-    if (op->reg < 0 || op->reg + (int)n > ISA_NUM_REGS)
-        return lw_err(c, "register %d..%d outside 0..%d", op->reg, op->reg + (int)n - 1,
+    if (op->rare->reg < 0 || op->rare->reg + (int)n > ISA_NUM_REGS)
+        return lw_err(c, "register %d..%d outside 0..%d", op->rare->reg, op->rare->reg + (int)n - 1,
                       ISA_NUM_REGS - 1);
     in.isa.f->TLOAD.src.addr = t.addr;
     in.isa.f->TLOAD.src.dtype = t.dtype;
     in.isa.f->TLOAD.src.space = t.space;
     in.isa.f->TLOAD.part = t.start;
-    in.isa.f->TLOAD.reg = (uint32_t)op->reg;
+    in.isa.f->TLOAD.reg = (uint32_t)op->rare->reg;
     in.isa.f->TLOAD.count = (uint32_t)n;
     if (op->engine != ISA_ENG_UNASSIGNED)
         return lw_emit(c, &in);

@@ -72,11 +72,11 @@ uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
         return 0;
     const tir_ap_t *s = op->src[0];
     if (op->flags & TIR_F_PER_AXIS)
-        return per_axis_scratch(s, op->axes);
-    if (lw_count_free_dims(s, op->axes) <= ISA_MAX_FREE_DIMS)
+        return per_axis_scratch(s, op->rare->axes);
+    if (lw_count_free_dims(s, op->rare->axes) <= ISA_MAX_FREE_DIMS)
         return 0;
     int o = outer_free_dim(s);
-    if (o < 0 || !dim_reduced(s, op->axes, o))
+    if (o < 0 || !dim_reduced(s, op->rare->axes, o))
         return 0;
     return (uint64_t)s->count[o] * dst_free_elems(op->dst) * 4;
 }
@@ -162,7 +162,7 @@ static int reduce_multistep(lower_ctx_t *c)
     const tir_ap_t *src = op->src[0];
     int o = outer_free_dim(src);
     bool neg = op->flags & TIR_F_NEGATE;
-    if (!dim_reduced(src, op->axes, o)) {
+    if (!dim_reduced(src, op->rare->axes, o)) {
         /* kept outer dim: one local reduce per slice, src slice -> dst slice */
         int od = outer_free_dim(op->dst);
         if (od < 0 || op->dst->count[od] != src->count[o])
@@ -170,7 +170,7 @@ static int reduce_multistep(lower_ctx_t *c)
                           (long long)src->count[o]);
         for (int64_t j = 0; j < src->count[o]; j++) {
             tir_ap_t s = slice_outer(src, o, j), d = slice_outer(op->dst, od, j);
-            if (emit_reduce(c, &s, &d, op->axes, neg))
+            if (emit_reduce(c, &s, &d, op->rare->axes, neg))
                 return -1;
         }
         return 0;
@@ -189,7 +189,7 @@ static int reduce_multistep(lower_ctx_t *c)
         lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
         isa_fmt_RED_t *f = &in.isa.f->RED;
         unsigned mapped;
-        if (lw_tap_axes(c, &in, &s, false, "src", op->axes, &f->in, &mapped))
+        if (lw_tap_axes(c, &in, &s, false, "src", op->rare->axes, &f->in, &mapped))
             return -1;
         f->out = f->in;
         f->out.space = ISA_SPACE_SBUF;
@@ -271,11 +271,11 @@ static int reduce_per_axis(lower_ctx_t *c)
     unsigned mapped;
     bir_inst_t probe;
     bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
-    if (lw_tap_axes(c, &probe, op->src[0], false, "src", op->axes, &cur, &mapped))
+    if (lw_tap_axes(c, &probe, op->src[0], false, "src", op->rare->axes, &cur, &mapped))
         return -1;
     int nred = __builtin_popcount(mapped);
     if (nred < 2)   /* one reduced dim: the chain is a single step */
-        return emit_reduce(c, op->src[0], op->dst, op->axes, neg);
+        return emit_reduce(c, op->src[0], op->dst, op->rare->axes, neg);
     if (!c->m->op_scratch)   /* the allocator gave no op a partial */
         return lw_err(c, "internal: multi-step reduce without a scratch partial");
     const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
@@ -289,7 +289,7 @@ static int reduce_per_axis(lower_ctx_t *c)
         isa_fmt_RED_t *f = &in.isa.f->RED;
         unsigned m0;
         if (k == 0) {   /* is_first_reduce: the only step that reads the source */
-            if (lw_tap_axes(c, &in, op->src[0], false, "src", op->axes, &f->in, &m0))
+            if (lw_tap_axes(c, &in, op->src[0], false, "src", op->rare->axes, &f->in, &m0))
                 return -1;
         } else {
             f->in = cur;
@@ -343,13 +343,13 @@ int lower_reduce(lower_ctx_t *c)
         return lower_partition_reduce(c);
     if (op->reduce_op == ISA_ALU_BYPASS)
         return lw_err(c, "tensor_reduce needs a reduce op");
-    if (!op->axes)
+    if (!op->rare->axes)
         return lw_err(c, "tensor_reduce needs at least one axis");
-    if (reduces_one_element(op->src[0], op->axes))
+    if (reduces_one_element(op->src[0], op->rare->axes))
         return lower_unit_reduce(c);
-    if (lw_count_free_dims(op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
+    if (lw_count_free_dims(op->src[0], op->rare->axes) > ISA_MAX_FREE_DIMS)
         return reduce_multistep(c);
     if (op->flags & TIR_F_PER_AXIS)
         return reduce_per_axis(c);
-    return emit_reduce(c, op->src[0], op->dst, op->axes, op->flags & TIR_F_NEGATE);
+    return emit_reduce(c, op->src[0], op->dst, op->rare->axes, op->flags & TIR_F_NEGATE);
 }

@@ -13,7 +13,7 @@
 static int lower_move(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bool imm = op->reg_src < 0, add = imm && (op->flags & TIR_F_ACCUMULATE);
+    bool imm = op->rare->reg_src < 0, add = imm && (op->flags & TIR_F_ACCUMULATE);
     for (unsigned k = 0; k < 5; k++) {   /* isa_tpb_engines */
         int eng = isa_tpb_engines[k];
         if (op->engine != ISA_ENG_UNASSIGNED && op->engine != eng)
@@ -25,11 +25,11 @@ static int lower_move(lower_ctx_t *c)
             lw_inst(c, &in, imm ? BIR_REG_SET : BIR_REG_MOVE,
                     imm ? ISA_OP_REG_SET : ISA_OP_REG_MOVE);
         if (imm) {
-            in.isa.f->REG.reg = (uint32_t)op->reg;
+            in.isa.f->REG.reg = (uint32_t)op->rare->reg;
             in.isa.f->REG.imm = (uint32_t)op->rare->reg_imm;
         } else {
-            in.isa.f->REGMV.reg = (uint32_t)op->reg;
-            in.isa.f->REGMV.src = (uint32_t)op->reg_src;
+            in.isa.f->REGMV.reg = (uint32_t)op->rare->reg;
+            in.isa.f->REGMV.src = (uint32_t)op->rare->reg_src;
         }
         in.engine = eng;
         if (lw_emit(c, &in))
@@ -52,7 +52,7 @@ static int lower_store(lower_ctx_t *c)
     in.isa.f->TSTORE.dst.dtype = t.dtype;
     in.isa.f->TSTORE.dst.space = t.space;
     in.isa.f->TSTORE.part = t.start;
-    in.isa.f->TSTORE.reg = (uint32_t)op->reg;
+    in.isa.f->TSTORE.reg = (uint32_t)op->rare->reg;
     in.isa.f->TSTORE.count = 1;
     in.engine = op->engine != ISA_ENG_UNASSIGNED ? op->engine : ISA_ENG_SP;
     return lw_emit(c, &in);

@@ -137,7 +137,7 @@ static int lower_affine_select(lower_ctx_t *c)
         isa_fmt_PREDEXT_t p;
         if (lw_pattern_pred(c, &p))
             return -1;
-        p.fill = (float)op->fill;
+        p.fill = (float)op->rare->fill;
         p.rev_pred = (op->flags & TIR_F_REV0) != 0;   /* seed 001 set_reverse_pred */
         tir_scalar_t zero = tir_scalar_imm(0.0);
         lw_ts_args_t a = {op->src[0], op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
@@ -156,7 +156,7 @@ static int lower_affine_select(lower_ctx_t *c)
     f->cm = (int32_t)op->rare->pat_cm;
     f->cmp = (uint32_t)op->cmp;
     f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
-    f->fill = (float)op->fill;
+    f->fill = (float)op->rare->fill;
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     return lw_emit(c, &in);
 }
@@ -220,7 +220,7 @@ static int lower_max8_family(lower_ctx_t *c)
             return -1;
         if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
             return -1;
-        f->imm = (float)lw_clip_scalar(op->value, f->out.dtype);
+        f->imm = (float)lw_clip_scalar(op->rare->value, f->out.dtype);
         return lw_emit(c, &in);
     }
     lw_inst(c, &in, BIR_MATCH_REPLACE, ISA_OP_MATCH_REPLACE8);
@@ -231,7 +231,7 @@ static int lower_max8_family(lower_ctx_t *c)
         return -1;
     if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
         return -1;
-    f->imm = (float)lw_clip_scalar(op->value, f->out.dtype);
+    f->imm = (float)lw_clip_scalar(op->rare->value, f->out.dtype);
     return lw_emit(c, &in);
 }
 
@@ -267,7 +267,7 @@ static int lower_select_op(lower_ctx_t *c)
     } else if (op->nsrc >= 3 && lw_has(op->src[2])) {
         if (dve_copy(c, op->src[2], "on_false", "select"))
             return -1;
-    } else if (lower_memset_to(c, op->dst, op->fill, false)) {
+    } else if (lower_memset_to(c, op->dst, op->rare->fill, false)) {
         return -1;
     }
     /* 2: dst = pred ? on_true : dst */
@@ -288,7 +288,7 @@ static int lower_select_op(lower_ctx_t *c)
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     f->in_is_imm = imm;
     if (imm)
-        f->imm = (float)lw_clip_scalar(op->value, lw_dtype(c, op->dst));
+        f->imm = (float)lw_clip_scalar(op->rare->value, lw_dtype(c, op->dst));
     return lw_emit(c, &in);
 }
 
@@ -419,11 +419,11 @@ static int lower_range_select(lower_ctx_t *c)
         lw_ptr(c, &in, op->dst2, true, "reduce_res", &f->red_out))
         return -1;
     f->cmp0 = (uint32_t)op->cmp;
-    f->cmp1 = (uint32_t)op->cmp1;
+    f->cmp1 = (uint32_t)op->rare->cmp1;
     f->red_op = (uint32_t)op->reduce_op;
-    f->red_cmd = (uint32_t)op->reduce_cmd;
+    f->red_cmd = (uint32_t)op->rare->reduce_cmd;
     f->start = (int32_t)op->rare->pat_offset;
-    f->fill = (float)op->fill;
+    f->fill = (float)op->rare->fill;
     in.engine = ISA_ENG_DVE;
     return lw_emit(c, &in);
 }
@@ -452,7 +452,7 @@ static int lower_select_reduce(lower_ctx_t *c)
     f->on_false = bits;
     f->on_false_is_ptr = is_ptr;
     f->red_op = (uint32_t)op->reduce_op;
-    f->red_cmd = (uint32_t)op->reduce_cmd;
+    f->red_cmd = (uint32_t)op->rare->reduce_cmd;
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     in.engine = ISA_ENG_DVE;
     return lw_emit(c, &in);
@@ -462,7 +462,7 @@ int lower_select(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     switch (op->kind) {
-    case TIR_MEMSET: return lower_memset_to(c, op->dst, op->value, op->flags & TIR_F_RANDOM);
+    case TIR_MEMSET: return lower_memset_to(c, op->dst, op->rare->value, op->flags & TIR_F_RANDOM);
     case TIR_IOTA: return lower_iota(c);
     case TIR_AFFINE_SELECT: return lower_affine_select(c);
     case TIR_RANGE_SELECT: return lower_range_select(c);

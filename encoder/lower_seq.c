@@ -31,7 +31,7 @@ static int lower_ts_acc(lower_ctx_t *c)
         lw_same_partitions(c, what, &f->in, &f->out) ||
         lw_scalar(c, &in, &op->s0, enc_operand_name(op->kind, 100), &f->s0, &f->s0_is_ptr))
         return -1;
-    bool load = op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE;
+    bool load = op->rare->reduce_cmd == ISA_REDCMD_LOAD_REDUCE;
     if (load && lw_scalar(c, &in, &op->s1, enc_operand_name(op->kind, 101), &f->s1,
                           &f->s1_is_ptr))
         return -1;
@@ -41,7 +41,7 @@ static int lower_ts_acc(lower_ctx_t *c)
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)(op->kind == TIR_TENSOR_SCALAR_REDUCE ? op->reduce_op : op->op1);
-    f->red_cmd = (uint32_t)op->reduce_cmd;
+    f->red_cmd = (uint32_t)op->rare->reduce_cmd;
     f->rev0 = (op->flags & TIR_F_REV0) != 0;
     f->negate = (op->flags & TIR_F_NEGATE) != 0;
     in.engine = ISA_ENG_DVE;
@@ -75,7 +75,7 @@ static int lower_nonzero(lower_ctx_t *c)
         lw_same_partitions(c, "nonzero_with_count", &f->in, &f->out))
         return -1;
     f->offset = (int32_t)op->rare->pat_offset;
-    f->pad = (int32_t)op->value;
+    f->pad = (int32_t)op->rare->value;
     in.engine = ISA_ENG_POOL;
     return lw_emit(c, &in);
 }

@@ -72,7 +72,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     f->rev1 = a->rev1;
     if (lw_scalar_for(c, in, a->s0, "operand0", a->op0, &f->s0, &f->s0_is_ptr))
         return -1;
-    if (c->op->kind == TIR_TENSOR_SCALAR && c->op->s0_reg >= 0 && a->s0 == &c->op->s0) {
+    if (c->op->kind == TIR_TENSOR_SCALAR && c->op->rare->s0_reg >= 0 && a->s0 == &c->op->s0) {
         /* TensorScalarGEP (seed 001): the scalar is fetched at the pointer
          * plus a register-held element offset, so any element of the
          * operand's rows may be read: record them all */
@@ -88,7 +88,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         if (lw_tap(c, in, &rows, false, "operand0", &whole))
             return -1;
         f->s0_reg_en = 1;
-        f->s0_reg = (uint32_t)c->op->s0_reg;
+        f->s0_reg = (uint32_t)c->op->rare->s0_reg;
     }
     if (a->s1 && a->op1 != ISA_ALU_BYPASS &&
         lw_scalar_for(c, in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
@@ -199,17 +199,17 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
 static int lw_mask_preds(lower_ctx_t *c, isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS])
 {
     const tir_op_t *op = c->op;
-    if (op->nmask_more < 0 || op->nmask_more >= TIR_MAX_MASK_PREDS)
-        return lw_err(c, "mask: %d predicates (at most %d)", op->nmask_more + 1,
+    if (op->rare->nmask_more < 0 || op->rare->nmask_more >= TIR_MAX_MASK_PREDS)
+        return lw_err(c, "mask: %d predicates (at most %d)", op->rare->nmask_more + 1,
                       TIR_MAX_MASK_PREDS);
     if (lw_pattern_pred(c, &p[0]))
         return -1;
-    for (int q = 0; q < op->nmask_more; q++)
-        if (lw_pred_of(c, &op->mask_more[q], &p[q + 1]))
+    for (int q = 0; q < op->rare->nmask_more; q++)
+        if (lw_pred_of(c, &op->rare->mask_more[q], &p[q + 1]))
             return -1;
-    for (int q = 0; q <= op->nmask_more; q++)
+    for (int q = 0; q <= op->rare->nmask_more; q++)
         p[q].keep = 1;
-    return op->nmask_more + 1;
+    return op->rare->nmask_more + 1;
 }
 
 static int lower_copy(lower_ctx_t *c)

@@ -99,9 +99,9 @@ static int find_load(const rl_ctx_t *c, const tir_ap_t *ap, int before)
 static bool plain_copy(const tir_op_t *op)
 {
     return (op->kind == TIR_LOAD || op->kind == TIR_DMA_COPY) && op->nsrc == 1 &&
-           op->index->tensor < 0 && op->dst2->tensor < 0 && op->src_reg < 0 &&
-           op->dst_reg < 0 && !(op->flags & TIR_F_RMW_ADD) && !op->dma_scaled &&
-           op->remote_core < 0 && op->sync_core < 0;
+           op->index->tensor < 0 && op->dst2->tensor < 0 && op->rare->src_reg < 0 &&
+           op->rare->dst_reg < 0 && !(op->flags & TIR_F_RMW_ADD) && !op->rare->dma_scaled &&
+           op->rare->remote_core < 0 && op->rare->sync_core < 0;
 }
 
 /* Check the conditions; fill slot_load[i * RL_SLOTS + a] for each read AP

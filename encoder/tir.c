@@ -266,13 +266,16 @@ void tir_ops_renumber(tir_kernel_t *k, tir_op_t *ops, int n, int old_nops, const
         at = newpos;
     for (int i = 0; i < n; i++) {
         tir_op_t *op = &ops[i];
-        int kept = 0;
-        for (int d = 0; d < op->ndeps; d++) {
-            int o = op->deps[d], to = o >= 0 && o < old_nops ? at[o] : o;
+        if (!op->rare->ndeps)
+            continue;
+        int deps[4], kept = 0;
+        for (int d = 0; d < op->rare->ndeps && d < 4; d++) {
+            int o = op->rare->deps[d], to = o >= 0 && o < old_nops ? at[o] : o;
             if (to >= 0)
-                op->deps[kept++] = to;
+                deps[kept++] = to;
         }
-        op->ndeps = kept;
+        /* out of memory: the old record, whose deps the scheduler bounds */
+        (void)tir_op_set_deps(k, op, deps, kept);
     }
     for (int i = 0; i < k->nmarks; i++)
         k->loop_marks[i] = newpos[k->loop_marks[i]];
@@ -293,6 +296,11 @@ const tir_op_rare_t tir_rare_default = {
     .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
     .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
     .barrier_id = -1, .peer = -1,
+    .cmp1 = ISA_CMP_GE,
+    .remote_core = -1,
+    .sync_core = -1, .sync_sem = -1,
+    .src_reg = -1, .dst_reg = -1, .reg_src = -1,
+    .s0_reg = -1,
 };
 
 /* The initial op: every field zero except these.  A static object (its
@@ -309,12 +317,8 @@ static const tir_op_t op_template = {
     .s0 = {.ap = AP_NONE}, .s1 = {.ap = AP_NONE},
     .op0 = ISA_ALU_BYPASS, .op1 = ISA_ALU_BYPASS, .reduce_op = ISA_ALU_BYPASS,
     .func = ISA_ACTFN_COPY,
-    .cmp = ISA_CMP_GE, .cmp1 = ISA_CMP_GE,
-    .remote_core = -1,
-    .sync_core = -1, .sync_sem = -1,
-    .src_reg = -1, .dst_reg = -1, .reg_src = -1,
+    .cmp = ISA_CMP_GE,
     .rare = &tir_rare_default,
-    .s0_reg = -1,
 };
 #undef AP_NONE
 
@@ -709,6 +713,20 @@ const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r)
     if (!memcmp(r, &tir_rare_default, sizeof *r))
         return &tir_rare_default;
     return pool_intern(&k->rares, r, sizeof *r, pool_hash_bytes(r, sizeof *r));
+}
+
+int tir_op_set_deps(tir_kernel_t *k, tir_op_t *op, const int *deps, int n)
+{
+    if (n < 0 || n > 4)
+        return -1;
+    tir_op_rare_t r = *op->rare;
+    memcpy(r.deps, deps, (size_t)n * sizeof *deps);
+    r.ndeps = n;
+    const tir_op_rare_t *p = tir_rare_intern(k, &r);
+    if (!p)
+        return -1;
+    op->rare = p;
+    return 0;
 }
 
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)

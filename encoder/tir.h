@@ -10,7 +10,9 @@
 #define TPB_TIR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "arena.h"
 #include "isa.h"
@@ -165,7 +167,7 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 #define TIR_F_SPILL_RELOAD (1u << 27)
 
 /* Inline assembly (seed 001 codegenInlineASMInst /
- * codegenInlineASMBytesInst), reached from tir_op_t.inl:
+ * codegenInlineASMBytesInst), reached from op->rare->inl:
  * INLINE_ASM: asm_op (isa_op_t) built field by field; inputs src[0..nsrc)
  * and outputs dst, dst2 bound to the format operands whose ".addr" field
  * index is asm_opnd[0..3] (inputs), asm_opnd[4], asm_opnd[5] (outputs), -1
@@ -177,7 +179,7 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * Allocated by tir_new_asm() and owned by the kernel that declared the op
  * (freed by tir_kernel_free); copies of the op made by later passes borrow
  * it, like a tensor's const_data. */
-/* A further affine predicate of an NKI mask conjunction (tir_op_t.mask_more):
+/* A further affine predicate of an NKI mask conjunction (op->rare->mask_more):
  * offset + cm*p + sum(step[d]*i_d) cmp 0 over dst's free dims, as the
  * op's own pat_* / cmp.  Owned by the kernel (tir_new_preds). */
 typedef struct tir_pred {
@@ -204,9 +206,13 @@ typedef struct tir_asm {
 
 /* The fields of an op that few op kinds use (tir_op_t.rare), kept out of
  * the op: records of the kernel's pool like the operands (tir_rare_intern;
- * to change one: copy, modify, intern).  tir_rare_default holds the
+ * to change one: copy, modify, intern -- TIR_RARE_SET, tir_op_set_deps,
+ * the builder's enc_rare_put / ENC_RARE_SET).  tir_rare_default holds the
  * defaults every op starts with (shuffle_mask all 255, rgroup and
- * perm_from all -1, the rest 0). */
+ * perm_from all -1; cmp1 ISA_CMP_GE; remote_core, sync_core, sync_sem,
+ * src_reg, dst_reg, reg_src and s0_reg -1; the rest 0).  An op of a plain
+ * body (load, store, tensor_scalar, activation without a reduce, ...)
+ * sets none of them and points at the shared default: no record per op. */
 typedef struct {
     uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
     int transpose_axes[4];        /* dma_transpose */
@@ -235,11 +241,64 @@ typedef struct {
     int64_t index_bound;          /* indirect DMA: valid index values (tir_op_t notes) */
     int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
     double prob;                  /* dropout: mirrors s0.imm */
+    /* Moved here from tir_op_t (thirty-third session: the op 304 -> 152
+     * bytes); the meanings are tir_op_t's notes below. */
+    double fill;                  /* affine_select on_false / select scalar */
+    double value;                 /* memset, select / match_replace8 immediates,
+                                     nonzero_with_count padding */
+    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t above),
+     * NULL for every other op */
+    struct tir_asm *inl;
+    /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
+     * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
+    const tir_pred_t *mask_more;
+    int deps[4];                  /* explicit dependencies: indices of earlier ops
+                                     this one waits for ("deps" in a kernel) */
+    int ndeps;
+    int reduce_cmd;               /* ISA_REDCMD_* */
+    unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
+                                     innermost (bit 0 = last axis) */
+    int cmp1;                     /* range_select comp_op1 (tir_op_t.cmp = comp_op0) */
+    int dge_mode, oob_mode, qos;  /* DMA: ISA_DGE_*, ISA_OOB_*, 0..255 */
+    int reg;                      /* load_tensor_to_register / register_*: register */
+    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
+    int src_reg, dst_reg;         /* load/store: register whose value (an element
+                                     offset) moves that HBM side's address at
+                                     issue -- register-offset (dynamic) DMA;
+                                     -1 = none */
+    int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
+    int sync_core;                /* collective semaphores (tir_op_t notes): -1 none / a wait */
+    int sync_sem;                 /* slot, -1 none */
+    uint32_t sync_val;            /* COLL_SYNC wait threshold */
+    int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
+                                     register whose value (an element offset) moves
+                                     the operand0 pointer at execution; -1 none */
+    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
+                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
+                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    int nmask_more;               /* mask_more entries, < TIR_MAX_MASK_PREDS */
+    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
+                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
+    uint8_t pad_[3];              /* zero: records are compared byte for byte */
 } tir_op_rare_t;
 extern const tir_op_rare_t tir_rare_default;
+/* Whether r differs from the defaults in the fields before `fill` (the
+ * record as it was before the thirty-third session moved the op's DMA,
+ * register, dependency and immediate fields into it): the per-kind fields
+ * (shuffle mask, transpose axes, replica groups, PE tile, pattern, ...),
+ * which a pass that asked "any rare field set?" meant. */
+static inline bool tir_rare_kind_fields(const tir_op_rare_t *r)
+{
+    return r != &tir_rare_default &&
+           memcmp(r, &tir_rare_default, offsetof(tir_op_rare_t, fill)) != 0;
+}
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
+ *
+ * A field named here that tir_op_t does not hold (fill, value, deps,
+ * reduce_cmd, axes, cmp1, dge_mode, ...) is op->rare's.
  *
  * Shapes: an AP's shape is its count[] list.  Tile APs (SBUF/PSUM) always
  * keep dim 0 as the partition dim (an integer index on it keeps count 1);
@@ -384,6 +443,18 @@ extern const tir_op_rare_t tir_rare_default;
  *  rgroup[r]: replica-group number of rank r (-1: in no group).
  * remote_core (DMA_COPY made by the split): src[0] is a tile of that
  * core's SBUF (-1 = this core's).
+ * sync_core / sync_sem / sync_val (added by the multi-core split,
+ * encoder/lnc_collective.c): a collective semaphore slot of a core
+ * (docs/multicore.md "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
+ *  COLL_SYNC, sync_core >= 0: a signal -- when it completes, slot
+ *            sync_sem of core sync_core is incremented; src[0] (nsrc 1,
+ *            optional) is the data it waits for (read).
+ *  COLL_SYNC, sync_core < 0: a wait -- local slot sync_sem >= sync_val;
+ *            dst (optional) is the data it guards (written: later
+ *            accesses wait for it).
+ *  DMA_COPY, sync_core >= 0: the transfer's last descriptor increments
+ *            slot sync_sem of core sync_core when the transfer completes
+ *            (a descriptor's remote semaphore).
  *
  * axes (TENSOR_REDUCE): bit i = free dim i counted from the innermost
  * (bit 0 = last axis).  The JSON `axis` list uses NKI numbering (1 = the
@@ -402,7 +473,7 @@ extern const tir_op_rare_t tir_rare_default;
  */
 typedef struct {
     tir_opkind_t kind;
-    int nsrc;                     /* inputs used in src[] (fields ordered to leave no holes) */
+    unsigned flags;               /* TIR_F_* */
     const char *name;             /* user-given (interned) or generated ("matmul_3": an
                                      exact-length copy, tir_name) in the kernel, or a
                                      literal; shorter than TIR_NAME_LEN; "" = none.
@@ -411,8 +482,6 @@ typedef struct {
                                      than TIR_PATH_LEN): the kernel's (interned, or a
                                      front-end statement's copy) -- every iteration of
                                      a loop shares one copy; "" = none */
-    int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
-    int core;                     /* owning core (multi-core), 0 for single-core */
 
     /* Operands: records of the kernel's AP pool (tir_ap_intern; identical
      * APs share one record, which never moves and is never written), or
@@ -422,77 +491,42 @@ typedef struct {
     const tir_ap_t *dst2;         /* second output: reduce result, index output (dst_idx) */
     const tir_ap_t *src[4];       /* inputs in NKI argument order (see docs/kernel-format.md) */
     const tir_ap_t *index;        /* indirect DMA index tile / gather indices */
-
     tir_scalar_t s0, s1;          /* tensor_scalar operands, activation scale, scan initial */
     const tir_ap_t *bias;         /* activation bias [P,1], tensor = -1 when absent */
-    int op0, op1;                 /* ISA_ALU_* */
-    int reduce_op;                /* ISA_ALU_* for fused/standalone reduce */
-    int reduce_cmd;               /* ISA_REDCMD_* */
-    int func;                     /* ISA_ACTFN_* */
-    unsigned flags;               /* TIR_F_* */
-    unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
-                                     innermost (bit 0 = last axis) */
-    /* iota / affine_select / predicates */
-    int cmp;                      /* ISA_CMP_* */
-    int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
-    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
-                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
-    double fill;                  /* affine_select on_false / select scalar */
-    /* memset */
-    double value;
-    /* DMA */
-    int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
-    int reg;                      /* load_tensor_to_register: first register */
-    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
-    /* misc */
-    int deps[4];                  /* explicit dependencies: indices of earlier ops
-                                     this one waits for ("deps" in a kernel) */
-    int ndeps;
-    int src_reg, dst_reg;         /* load/store: register whose value (an element
-                                     offset) moves that HBM side's address at
-                                     issue -- register-offset (dynamic) DMA;
-                                     -1 = none */
-    /* added by the front-end (additive) */
-    int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
-    /* added by the multi-core split (collectives, encoder/lnc_collective.c):
-     * a collective semaphore slot of a core (docs/multicore.md
-     * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
-     *  COLL_SYNC, sync_core >= 0: a signal -- when it completes, slot
-     *            sync_sem of core sync_core is incremented; src[0] (nsrc 1,
-     *            optional) is the data it waits for (read).
-     *  COLL_SYNC, sync_core < 0: a wait -- local slot sync_sem >= sync_val;
-     *            dst (optional) is the data it guards (written: later
-     *            accesses wait for it).
-     *  DMA_COPY, sync_core >= 0: the transfer's last descriptor increments
-     *            slot sync_sem of core sync_core when the transfer completes
-     *            (a descriptor's remote semaphore). */
-    int sync_core;                /* -1: none / a wait */
-    int sync_sem;                 /* slot, -1 none */
-    uint32_t sync_val;            /* COLL_SYNC wait threshold */
-    /* seed 001/002 rows (docs/seed-coverage.md) */
-    int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
-                                     register whose value (an element offset) moves
-                                     the operand0 pointer at execution; -1 none */
-    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
-                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
-                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
-    int nmask_more;               /* mask_more entries (below), < TIR_MAX_MASK_PREDS; here
-                                     to fill what would be a hole */
-    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
-    /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
-     * perm_from, coll_dim, the PE tile position / size, compress_ratio,
-     * quant_offset, num_elem_per_idx, num_valid, barrier_id,
-     * barrier_cores, peer, the pat_* pattern, index_bound, reg_imm,
-     * prob): interned like the operands, &tir_rare_default (shared) for
-     * every op that keeps the defaults */
+
+    /* the fields few op kinds use (the tir_op_rare_t list: shuffle_mask,
+     * transpose_axes, ..., fill, value, deps, reduce_cmd, axes, cmp1, the
+     * DMA's dge_mode / oob_mode / qos, registers, collective semaphores,
+     * inline assembly, mask_more): interned like the operands,
+     * &tir_rare_default (shared) for every op that keeps the defaults */
     const tir_op_rare_t *rare;
-    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
-     * NULL for every other op: 170 bytes few ops use, kept out of the op */
-    struct tir_asm *inl;
-    /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
-     * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
-    const tir_pred_t *mask_more;
+
+    /* Small enumerations, one byte each (the op array is 10^5 ops: 152
+     * bytes an op, not 304).  A front end that takes one of these from a
+     * caller's int checks the range where it writes it (tir_fits_i8;
+     * builder.c enc_field_i8), so the validator still sees the value. */
+    int8_t nsrc;                  /* inputs used in src[] */
+    int8_t engine;                /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
+    int8_t core;                  /* owning core (multi-core, < LNC_MAX_CORES), 0 single-core */
+    int8_t op0, op1;              /* ISA_ALU_* */
+    int8_t reduce_op;             /* ISA_ALU_* for fused/standalone reduce */
+    int8_t func;                  /* ISA_ACTFN_* */
+    int8_t cmp;                   /* ISA_CMP_* (iota / affine_select / predicates;
+                                     range_select comp_op0) */
 } tir_op_t;
+
+/* The op record's bound: the ops array is 15 of compile-mixed's fresh huge
+ * pages at 304 bytes (docs/performance-log.md, thirty-third session). */
+_Static_assert(sizeof(tir_op_t) <= 152, "tir_op_t stays within 152 bytes");
+/* The rare record has no padding bytes (records are compared byte for
+ * byte; every one starts as a copy of tir_rare_default). */
+_Static_assert(sizeof(tir_op_rare_t) == 320, "tir_op_rare_t: no padding");
+
+/* Whether v fits one of tir_op_t's int8_t fields. */
+static inline bool tir_fits_i8(int v)
+{
+    return v >= INT8_MIN && v <= INT8_MAX;
+}
 
 /* One executed loop statement (a `for` / *_range instance) as the
  * front-end unrolled it: iteration i is ops [marks[first + i], marks[first
@@ -651,6 +685,20 @@ int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[]);
 const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
 /* The same for an op's rare fields (&tir_rare_default for the defaults). */
 const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r);
+/* One rare field of *op set to v: a copy of op's record, modified, interned
+ * into k (on out-of-memory op keeps its record).  For a single write (tests,
+ * a pass's one field); several fields: copy once, modify, intern. */
+#define TIR_RARE_SET(k, op, field, v)                                              \
+    do {                                                                           \
+        tir_op_rare_t rare_set_ = *(op)->rare;                                     \
+        rare_set_.field = (v);                                                     \
+        const tir_op_rare_t *rare_p_ = tir_rare_intern((k), &rare_set_);           \
+        if (rare_p_)                                                               \
+            (op)->rare = rare_p_;                                                  \
+    } while (0)
+/* op's explicit deps set to deps[0, n) (n <= 4; a copy of its rare record
+ * interned into k); -1 on out-of-memory (op unchanged). */
+int tir_op_set_deps(tir_kernel_t *k, tir_op_t *op, const int *deps, int n);
 /* k, a shallow copy of another kernel that borrows its arrays, gets empty
  * pools, string set and name arena of its own: the borrowed ops and
  * tensors keep pointing into the original's, what k interns or copies from
@@ -710,7 +758,7 @@ static inline bool tir_ts_has_ptr(const tir_op_t *op)
  * set). */
 static inline bool tir_oob_skip(const tir_op_t *op)
 {
-    return op->oob_mode == ISA_OOB_SKIP || (op->flags & TIR_F_OOB_SKIP);
+    return op->rare->oob_mode == ISA_OOB_SKIP || (op->flags & TIR_F_OOB_SKIP);
 }
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);

@@ -111,15 +111,15 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " op1=%s", alu(o->op1));
     if (o->reduce_op != d.reduce_op)
         sb_printf(s, " reduce_op=%s", alu(o->reduce_op));
-    if (o->reduce_cmd != d.reduce_cmd)
-        sb_printf(s, " reduce_cmd=%d", o->reduce_cmd);
+    if (o->rare->reduce_cmd != d.rare->reduce_cmd)
+        sb_printf(s, " reduce_cmd=%d", o->rare->reduce_cmd);
     if (o->func != d.func)
         sb_printf(s, " func=%s", isa_enum_name(ISA_FT_ACTFN, (unsigned)o->func)
                                      ? isa_enum_name(ISA_FT_ACTFN, (unsigned)o->func) : "?");
     if (o->flags)
         sb_printf(s, " flags=0x%x", o->flags);
-    if (o->axes)
-        sb_printf(s, " axes=0x%x", o->axes);
+    if (o->rare->axes)
+        sb_printf(s, " axes=0x%x", o->rare->axes);
     if (o->kind == TIR_IOTA || o->kind == TIR_AFFINE_SELECT) {
         sb_printf(s, " pattern=%lld+%lld*p", (long long)o->rare->pat_offset,
                   (long long)o->rare->pat_cm);
@@ -128,14 +128,14 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     }
     if (o->cmp != d.cmp)
         sb_printf(s, " cmp=%d", o->cmp);
-    if (o->cmp1 != d.cmp1)
-        sb_printf(s, " cmp1=%d", o->cmp1);
+    if (o->rare->cmp1 != d.rare->cmp1)
+        sb_printf(s, " cmp1=%d", o->rare->cmp1);
     if (o->kind == TIR_RANGE_SELECT && o->rare->pat_offset)
         sb_printf(s, " range_start=%lld", (long long)o->rare->pat_offset);
-    if (o->fill != d.fill)
-        sb_printf(s, " fill=%g", o->fill);
-    if (o->value != d.value)
-        sb_printf(s, " value=%g", o->value);
+    if (o->rare->fill != d.rare->fill)
+        sb_printf(s, " fill=%g", o->rare->fill);
+    if (o->rare->value != d.rare->value)
+        sb_printf(s, " value=%g", o->rare->value);
     if (o->rare->tile_pos[0] || o->rare->tile_pos[1] || o->rare->tile_size[0] || o->rare->tile_size[1])
         sb_printf(s, " tile=[%d,%d]+[%d,%d]", o->rare->tile_pos[0], o->rare->tile_pos[1], o->rare->tile_size[0],
                   o->rare->tile_size[1]);
@@ -143,12 +143,12 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " compress_ratio=%u", o->rare->compress_ratio);
     if (o->rare->quant_offset)
         sb_printf(s, " ifmap_quant_offset=%d", o->rare->quant_offset);
-    if (o->dge_mode)
-        sb_printf(s, " dge_mode=%d", o->dge_mode);
-    if (o->oob_mode)
-        sb_printf(s, " oob_mode=%d", o->oob_mode);
-    if (o->qos)
-        sb_printf(s, " qos=%d", o->qos);
+    if (o->rare->dge_mode)
+        sb_printf(s, " dge_mode=%d", o->rare->dge_mode);
+    if (o->rare->oob_mode)
+        sb_printf(s, " oob_mode=%d", o->rare->oob_mode);
+    if (o->rare->qos)
+        sb_printf(s, " qos=%d", o->rare->qos);
     if (o->rare->n_transpose_axes) {
         sb_printf(s, " axes=(");
         for (int j = 0; j < o->rare->n_transpose_axes && j < 4; j++)
@@ -167,7 +167,7 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
             sb_printf(s, "%s%u", j ? "," : "", o->rare->shuffle_mask[j]);
     }
     if (o->kind == TIR_LOAD_TENSOR_TO_REGISTER)
-        sb_printf(s, " reg=%d", o->reg);
+        sb_printf(s, " reg=%d", o->rare->reg);
     if (o->rare->barrier_cores)
         sb_printf(s, " cores=0x%x", o->rare->barrier_cores);
     if (o->rare->peer != d.rare->peer)

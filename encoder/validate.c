@@ -170,7 +170,7 @@ static bool is_dma(tir_opkind_t k)
 static bool view_ok(const tir_op_t *op)
 {
     if (is_dma(op->kind))
-        return enc_direct_dma(op) && op->src_reg < 0 && op->dst_reg < 0 && !op->dma_scaled &&
+        return enc_direct_dma(op) && op->rare->src_reg < 0 && op->rare->dst_reg < 0 && !op->rare->dma_scaled &&
                op->index->tensor < 0;
     switch (op->kind) {
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
@@ -342,7 +342,7 @@ static int check_ts_act(const vctx_t *v)
     static const char combos[] = "op0=multiply with op1=add, op0=multiply alone (op1=None) or "
                                  "op0=add alone";
     bool mul_add = op->op0 == ISA_ALU_MULTIPLY || op->op0 == ISA_ALU_ADD;
-    if (op->s0_reg >= 0)
+    if (op->rare->s0_reg >= 0)
         return vfail(v, "operand0_reg", "a register-offset operand0 (TensorScalarGEP) runs on "
                      "the Vector or GpSimd engine, not the Scalar engine");
     if (tir_ts_act_affine(op->op0, op->op1)) {
@@ -382,8 +382,8 @@ static int check_activation(const vctx_t *v)
               vfail(v, "relu_param", "dtype %s (a tile relu_param is float32)",
                     isa_dtype_numpy_name(odt(v, op->src[1]))))))
             return -1;
-        if (op->src[1]->tensor < 0 && !isfinite(op->value))
-            return vfail(v, "relu_param", "%g is not finite", op->value);
+        if (op->src[1]->tensor < 0 && !isfinite(op->rare->value))
+            return vfail(v, "relu_param", "%g is not finite", op->rare->value);
         if ((op->flags & TIR_F_REV0) && op->op0 == ISA_ALU_BYPASS)
             return vfail(v, "reverse0", "requires op0 to be set");
         if ((op->flags & TIR_F_REV1) && op->op1 == ISA_ALU_BYPASS)
@@ -394,8 +394,8 @@ static int check_activation(const vctx_t *v)
     if (op->reduce_op != ISA_ALU_BYPASS) {
         if (check_reduce_alu(v, op->reduce_op, "reduce_op"))
             return -1;
-        if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
-            return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
+        if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->rare->reduce_cmd))
+            return vfail(v, "reduce_cmd", "invalid value %d", op->rare->reduce_cmd);
         /* reduce_res absent (NKI's None): the result stays in the registers */
         if (op->dst2->tensor >= 0 && pp_ap(v, op->dst2, -2, op->src[0]))
             return -1;
@@ -507,9 +507,9 @@ static int check_max_reduce(const vctx_t *v, const tir_ap_t *ref)
     const tir_op_t *op = v->op;
     if (op->reduce_op != ISA_ALU_MAX)
         return vfail(v, "reduce_op", "only maximum is supported (NKI %s)", tir_op_name(op->kind));
-    if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
-        return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
-    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2->tensor < 0)
+    if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->rare->reduce_cmd))
+        return vfail(v, "reduce_cmd", "invalid value %d", op->rare->reduce_cmd);
+    if (op->rare->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2->tensor < 0)
         return vfail(v, "reduce_res", "load_reduce reads the accumulator from reduce_res, "
                      "which is absent");
     return pp_ap(v, op->dst2, -2, ref);
@@ -626,8 +626,8 @@ static int check_misc(const vctx_t *v)
     case TIR_LOAD_TENSOR_TO_REGISTER:
         if (ap_elems(op->src[0]) != 1)
             return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(op->src[0]));
-        if (op->reg < 0 || op->reg >= ISA_NUM_REGS)
-            return vfail(v, "reg", "%d out of range 0..%d", op->reg, ISA_NUM_REGS - 1);
+        if (op->rare->reg < 0 || op->rare->reg >= ISA_NUM_REGS)
+            return vfail(v, "reg", "%d out of range 0..%d", op->rare->reg, ISA_NUM_REGS - 1);
         if (isa_dtype_size(odt(v, op->src[0])) != 4)
             return vfail(v, "src", "registers are 32-bit (dtype %s)",
                          isa_dtype_numpy_name(odt(v, op->src[0])));
@@ -749,11 +749,11 @@ static int check_compute(const vctx_t *v)
             return -1;
         const tir_ap_t *s = op->src[0];
         int nfree = s->ndim - 1;
-        if (op->axes == 0 || nfree < 1 || (op->axes >> nfree))
+        if (op->rare->axes == 0 || nfree < 1 || (op->rare->axes >> nfree))
             return vfail(v, "axis", "must name free axes of src (1..%d)", nfree);
         int64_t keep = 1;
         for (int d = 1; d < s->ndim; d++)
-            if (!(op->axes & (1u << (s->ndim - 1 - d))))
+            if (!(op->rare->axes & (1u << (s->ndim - 1 - d))))
                 keep *= s->count[d];
         if (ap_parts(op->dst) != ap_parts(s) || ap_free(op->dst) != keep)
             return vfail(v, "dst", "shape has %lld x %lld elements, expected %lld x %lld after "

@@ -39,12 +39,12 @@ static int check_oob_direct(const vctx_t *v)
 static int check_dma_common(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (op->qos < 0 || op->qos > 255)
-        return vfail(v, "dma_qos", "%d out of range 0..255", op->qos);
-    if (!isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode))
-        return vfail(v, "dge_mode", "invalid value %d", op->dge_mode);
-    if (!isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode))
-        return vfail(v, "oob_mode", "invalid value %d", op->oob_mode);
+    if (op->rare->qos < 0 || op->rare->qos > 255)
+        return vfail(v, "dma_qos", "%d out of range 0..255", op->rare->qos);
+    if (!isa_enum_name(ISA_FT_DGE, (unsigned)op->rare->dge_mode))
+        return vfail(v, "dge_mode", "invalid value %d", op->rare->dge_mode);
+    if (!isa_enum_name(ISA_FT_OOB, (unsigned)op->rare->oob_mode))
+        return vfail(v, "oob_mode", "invalid value %d", op->rare->oob_mode);
     return 0;
 }
 
@@ -197,9 +197,9 @@ int enc_validate_dma(const vctx_t *v)
         if (need(v, op->dst, -1))
             return -1;
         /* a register offset moves an HBM side (docs/kernel-format.md) */
-        if ((op->src_reg >= 0 &&
+        if ((op->rare->src_reg >= 0 &&
              need_space(v, op->src[0], 0, HBM_KINDS, "an HBM tensor (it has src_reg)")) ||
-            (op->dst_reg >= 0 &&
+            (op->rare->dst_reg >= 0 &&
              need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor (it has dst_reg)")))
             return -1;
         return check_dma_shapes(v);
@@ -225,7 +225,7 @@ int enc_validate_dma(const vctx_t *v)
         if (op->op0 != ISA_ALU_BYPASS && op->op0 != ISA_ALU_ADD)
             return vfail(v, "rmw_op", "scatter op can only support bypass or add for now");
         bool add = op->op0 == ISA_ALU_ADD || (op->flags & TIR_F_RMW_ADD);
-        if (add && (op->oob_mode != ISA_OOB_ERROR || (op->flags & TIR_F_OOB_SKIP)))
+        if (add && (op->rare->oob_mode != ISA_OOB_ERROR || (op->flags & TIR_F_OOB_SKIP)))
             return vfail(v, "oob_mode", "scatter add cannot have other modes except for error");
         if (check_index_tile(v, op->dst->count[0]))
             return -1;
@@ -267,11 +267,11 @@ bool enc_dma_quick_pass(const vctx_t *v)
     dst_kinds &= ~K(CONSTANT);   /* never written */
     /* an unassigned engine: legal, and never the Pool engine's PSUM rule;
      * dge none and oob error: values enums.def names (the tests pass them) */
-    if (op->remote_core >= 0 || op->nsrc != 1 || op->engine != ISA_ENG_UNASSIGNED ||
-        (op->kind == TIR_DMA_COPY && (op->src_reg >= 0 || op->dst_reg >= 0)) ||
-        !only_dst_src(op) || op->qos < 0 || op->qos > 255 || tir_oob_skip(op) ||
-        (op->dge_mode != ISA_DGE_NONE && !isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode)) ||
-        (op->oob_mode != ISA_OOB_ERROR && !isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode)))
+    if (op->rare->remote_core >= 0 || op->nsrc != 1 || op->engine != ISA_ENG_UNASSIGNED ||
+        (op->kind == TIR_DMA_COPY && (op->rare->src_reg >= 0 || op->rare->dst_reg >= 0)) ||
+        !only_dst_src(op) || op->rare->qos < 0 || op->rare->qos > 255 || tir_oob_skip(op) ||
+        (op->rare->dge_mode != ISA_DGE_NONE && !isa_enum_name(ISA_FT_DGE, (unsigned)op->rare->dge_mode)) ||
+        (op->rare->oob_mode != ISA_OOB_ERROR && !isa_enum_name(ISA_FT_OOB, (unsigned)op->rare->oob_mode)))
         return false;
     const tir_ap_t *d = op->dst, *s = op->src[0];
     int nt = v->k->ntensors;

@@ -161,7 +161,7 @@ int enc_check_ap_memo_miss(const vctx_t *v, const tir_ap_t *a, int slot, int64_t
 static inline bool enc_direct_dma(const tir_op_t *op)
 {
     return (op->kind == TIR_LOAD || op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
-           op->remote_core < 0;
+           op->rare->remote_core < 0;
 }
 
 /* enc_check_ap_memo_miss, its commonest answer (the record's pass in the

@@ -21,15 +21,15 @@ static int reg_ok(const tir_op_t *op, int r, const char *field, tpb_err_t *err)
 int enc_validate_register(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
 {
     if (op->kind == TIR_REGISTER_MOVE) {
-        if (reg_ok(op, op->reg, "dst", err) ||
-            (op->reg_src >= 0 && reg_ok(op, op->reg_src, "src", err)))
+        if (reg_ok(op, op->rare->reg, "dst", err) ||
+            (op->rare->reg_src >= 0 && reg_ok(op, op->rare->reg_src, "src", err)))
             return -1;
-        if (op->reg_src < 0 && (op->rare->reg_imm < INT32_MIN || op->rare->reg_imm > UINT32_MAX))
+        if (op->rare->reg_src < 0 && (op->rare->reg_imm < INT32_MIN || op->rare->reg_imm > UINT32_MAX))
             return tpb_errf(err, "%s (register_move): field 'src': %lld does not fit a 32-bit "
                             "register", op->path, (long long)op->rare->reg_imm);
         return 0;
     }
-    if (reg_ok(op, op->reg, "src", err))
+    if (reg_ok(op, op->rare->reg, "src", err))
         return -1;
     const tir_ap_t *d = op->dst;
     if (d->tensor < 0)

@@ -75,7 +75,7 @@ static int scalar_ok(const vctx_t *s, const tir_scalar_t *sc, const char *field,
 
 static int red_cmd_ok(const vctx_t *s)
 {
-    int c = s->op->reduce_cmd;
+    int c = s->op->rare->reduce_cmd;
     if (c != ISA_REDCMD_RESET_REDUCE && c != ISA_REDCMD_REDUCE && c != ISA_REDCMD_LOAD_REDUCE)
         return vfail(s, "reduce_cmd", "'%s' (reset_reduce, reduce or load_reduce)",
                      enum_nm(ISA_FT_REDCMD, c));
@@ -201,7 +201,7 @@ static int check_topk(const vctx_t *s)
 static int check_exponential(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
-    int c = op->reduce_cmd;
+    int c = op->rare->reduce_cmd;
     if (c == ISA_REDCMD_RESET || !isa_enum_name(ISA_FT_REDCMD, (unsigned)c))
         return vfail(s, "reduce_cmd", "%d (idle, reset_reduce, reduce or load_reduce)", c);
     if (shape_is(s, op->dst, "dst", op->src[0], ap_free(op->src[0])) ||

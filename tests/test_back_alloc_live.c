@@ -72,7 +72,7 @@ static void build(tir_kernel_t *k, bool front)
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     op.src[0] = bu_whole(k, x), op.nsrc = 1;
     op.dst = bu_whole(k, r);
-    op.axes = 0x15;
+    TIR_RARE_SET(k, &op, axes, 0x15);
     op.reduce_op = ISA_ALU_ADD;
     bu_op(k, &op, "red");
     assert_true(lower_scratch_bytes(k, &k->ops[k->nops - 1]) > 0);

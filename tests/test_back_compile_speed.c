@@ -403,7 +403,7 @@ static void build_repetitive(tir_kernel_t *k)
         tir_op_rare_t pr = tir_rare_default;
         pr.pat_offset = -3, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
         op.rare = bu_rare(k, pr);
-        op.cmp = ISA_CMP_GE, op.fill = -9.0;
+        op.cmp = ISA_CMP_GE; TIR_RARE_SET(k, &op, fill, -9.0);
         bu_op(k, &op, "sel");
         tir_op_init(&op, TIR_TENSOR_TENSOR);
         op.dst = bu_in(k, bu_ap(v, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,

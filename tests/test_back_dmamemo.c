@@ -143,10 +143,10 @@ static void test_dma_memo_matches_full(void **state)
         case 4: op.src[0] = &s; break;                   /* = lo */
         case 5: s.offset = 64; op.src[0] = &s; break;    /* one row further */
         case 6: s.count[0] = 64; op.src[0] = &s; break;  /* 64 rows: element count error */
-        case 7: op.qos = 300; break;                     /* remembered pair, bad qos */
-        case 8: op.src_reg = 3; break;                   /* register offset */
-        case 9: op.src_reg = 3; op.src[0] = hi; break;
-        case 10: op.dst_reg = 2; break;                  /* SBUF side: an error */
+        case 7: TIR_RARE_SET(&f.k, &op, qos, 300); break;                     /* remembered pair, bad qos */
+        case 8: TIR_RARE_SET(&f.k, &op, src_reg, 3); break;                   /* register offset */
+        case 9: TIR_RARE_SET(&f.k, &op, src_reg, 3); op.src[0] = hi; break;
+        case 10: TIR_RARE_SET(&f.k, &op, dst_reg, 2); break;                  /* SBUF side: an error */
         case 12: s.count[0] = 128; s.offset = 200 * 64; op.src[0] = &s; break;   /* past a's end */
         case 13: op.dst = &w1; break;                    /* past the last partition */
         default: op.src[0] = (i & 1) ? hi : lo; break;

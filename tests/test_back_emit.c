@@ -806,7 +806,7 @@ static void test_pe_transpose_identity(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_whole(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a); TIR_RARE_SET(&k, &op, value, 1.0);
     bu_op(&k, &op, "m");
     for (int i = 0; i < 2; i++) {
         tir_op_init(&op, TIR_TRANSPOSE);
@@ -875,7 +875,7 @@ static void test_pe_transpose_mode(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_whole(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a); TIR_RARE_SET(&k, &op, value, 1.0);
     bu_op(&k, &op, "m");
     tir_op_init(&op, TIR_TRANSPOSE);
     op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, a), op.nsrc = 1;

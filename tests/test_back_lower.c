@@ -335,7 +335,7 @@ static void test_tensor_scalar(void **state)
     tir_op_rare_t pr = tir_rare_default;
     pr.pat_offset = -3, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
     op.rare = bu_rare(&k, pr);
-    op.cmp = ISA_CMP_GE, op.fill = -9.0;
+    op.cmp = ISA_CMP_GE; TIR_RARE_SET(&k, &op, fill, -9.0);
     bu_op(&k, &op, "causal");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -376,7 +376,7 @@ static void test_reverse_pred_keep_rate(void **state)
     tir_op_rare_t pr = tir_rare_default;
     pr.pat_offset = 0, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
     op.rare = bu_rare(&k, pr);
-    op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
+    op.cmp = ISA_CMP_GE; TIR_RARE_SET(&k, &op, fill, 0.0); op.flags = TIR_F_REV0;
     op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "rev_dve");
     op.engine = ISA_ENG_POOL;
@@ -442,7 +442,7 @@ static void test_reduce_local_and_chain(void **state)
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.reduce_op = ISA_ALU_MAX;
-    op.axes = 1;   /* innermost */
+    TIR_RARE_SET(&k, &op, axes, 1);   /* innermost */
     bu_op(&k, &op, "rmax");
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     /* break contiguity between dims so nothing merges: step the tile with a
@@ -450,7 +450,7 @@ static void test_reduce_local_and_chain(void **state)
      * different reduce status never merge: kept dim 3 (bit 2) separates */
     op.dst = bu_whole(&k, o2), op.src[0] = bu_whole(&k, big), op.nsrc = 1;
     op.reduce_op = ISA_ALU_ADD;
-    op.axes = 0x1B;  /* bits 0,1,3,4: dims 5,4,2,1 reduced; dim 3 (bit 2) kept */
+    TIR_RARE_SET(&k, &op, axes, 0x1B);  /* bits 0,1,3,4: dims 5,4,2,1 reduced; dim 3 (bit 2) kept */
     op.flags = TIR_F_NEGATE;
     bu_op(&k, &op, "rchain");
     bu_run_t r;
@@ -487,7 +487,7 @@ static void test_reduce_multistep(void **state)
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, big), op.nsrc = 1;
     op.reduce_op = ISA_ALU_ADD;
-    op.axes = 0x15;
+    TIR_RARE_SET(&k, &op, axes, 0x15);
     op.flags = TIR_F_NEGATE;
     bu_op(&k, &op, "rms");
     bu_run_t r;
@@ -534,7 +534,7 @@ static void test_reduce_per_axis(void **state)
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, src), op.nsrc = 1;
     op.reduce_op = ISA_ALU_MAX;
-    op.axes = 0xA;    /* bit 3 = axis 1 (3), bit 1 = axis 3 (5) */
+    TIR_RARE_SET(&k, &op, axes, 0xA);    /* bit 3 = axis 1 (3), bit 1 = axis 3 (5) */
     op.flags = TIR_F_NEGATE | TIR_F_PER_AXIS;
     bu_op(&k, &op, "per_axis");
     op.flags = TIR_F_NEGATE;
@@ -580,11 +580,11 @@ static void test_memset_fill_bits(void **state)
     int c = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_whole(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a); TIR_RARE_SET(&k, &op, value, 1.0);
     bu_op(&k, &op, "m0");
-    op.dst = bu_whole(&k, b), op.value = -2.0;
+    op.dst = bu_whole(&k, b); TIR_RARE_SET(&k, &op, value, -2.0);
     bu_op(&k, &op, "m1");
-    op.dst = bu_whole(&k, c), op.value = 448.0;
+    op.dst = bu_whole(&k, c); TIR_RARE_SET(&k, &op, value, 448.0);
     bu_op(&k, &op, "m2");
     op.flags = TIR_F_RANDOM;
     bu_op(&k, &op, "m3");
@@ -616,13 +616,13 @@ static void test_max8_family_and_select(void **state)
     bu_op(&k, &op, "max8");
     tir_op_init(&op, TIR_MATCH_REPLACE8);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, v), op.nsrc = 2;
-    op.value = -1e30;
+    TIR_RARE_SET(&k, &op, value, -1e30);
     bu_op(&k, &op, "mr");
     op.dst2 = bu_whole(&k, ix);
     bu_op(&k, &op, "mr_idx");
     tir_op_init(&op, TIR_SELECT);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, pr), op.src[1] = bu_whole(&k, a), op.nsrc = 2;
-    op.fill = 3.0;
+    TIR_RARE_SET(&k, &op, fill, 3.0);
     bu_op(&k, &op, "sel");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -715,7 +715,7 @@ static void test_match_replace_imm_clipped(void **state)
     tir_op_t op;
     tir_op_init(&op, TIR_MATCH_REPLACE8);
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, v), op.nsrc = 2;
-    op.value = 1e300;
+    TIR_RARE_SET(&k, &op, value, 1e300);
     bu_op(&k, &op, "mr");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -895,7 +895,7 @@ static void test_tload_all_engines(void **state)
     tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
     op.src[0] = bu_in(&k, bu_ap(a, 2, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)2));
     op.nsrc = 1;
-    op.reg = 7;
+    TIR_RARE_SET(&k, &op, reg, 7);
     bu_op(&k, &op, "ltr");
     op.engine = ISA_ENG_ACT;
     bu_op(&k, &op, "ltr_act");
@@ -1045,7 +1045,7 @@ static void test_ldw_opt(void **state)
         if (variant == 1) {   /* the weights' memory is rewritten in between */
             tir_op_t ms;
             tir_op_init(&ms, TIR_MEMSET);
-            ms.dst = bu_whole(&k, w), ms.value = 1.0;
+            ms.dst = bu_whole(&k, w); TIR_RARE_SET(&k, &ms, value, 1.0);
             bu_op(&k, &ms, "ms");
         }
         if (variant == 2) {   /* a transpose-mode Matmul uses PE differently */
@@ -1086,7 +1086,7 @@ static void test_noop_emits_nothing(void **state)
     int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_whole(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a); TIR_RARE_SET(&k, &op, value, 1.0);
     bu_op(&k, &op, "ms");
     tir_op_init(&op, TIR_NOOP);
     bu_op(&k, &op, "nothing");

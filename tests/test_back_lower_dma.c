@@ -32,10 +32,10 @@ static void test_dma_cc_ap(void **state)
         op.src[0] = bu_whole(&k, s);
         op.nsrc = 1;
         op.core = 1;
-        op.remote_core = peer;
         const int8_t groups[8] = {0, 1, 0, 1, -1, -1, -1, -1};   /* [[0, 2], [1, 3]] */
         tir_op_rare_t rare = tir_rare_default;
         memcpy(rare.rgroup, groups, sizeof groups);
+        rare.remote_core = peer;
         op.rare = bu_rare(&k, rare);
         bu_op(&k, &op, "pull");
         bu_run_t r;
@@ -80,7 +80,7 @@ static void test_dma_local_reduce(void **state)
     op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "plain");
     op.flags = TIR_F_RMW_ADD;
-    op.local_reduce = TIR_REDUCE_SCATTER;
+    TIR_RARE_SET(&k, &op, local_reduce, TIR_REDUCE_SCATTER);
     op.op0 = ISA_ALU_ADD;
     bu_op(&k, &op, "lr");
     bu_run_t r;
@@ -113,6 +113,46 @@ static void test_dma_local_reduce(void **state)
     tir_kernel_free(&k);
 }
 
+/* A store nobody pinned is issued by Pool (lower_dma.c store_issuer) also
+ * when it sets a DMA option (qos, a register offset), which the op keeps
+ * in its rare record since the thirty-third session; a per-kind rare field
+ * (a collective transfer's replica groups) keeps the issuer (SP).  With
+ * "any rare record" as the test the first two moved to SP (compile_identity:
+ * golden dynamic_offset_dma). */
+static void test_store_issuer_dma_options(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 4; v++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int o = BU_T(&k, "o", TIR_T_OUTPUT, ISA_DT_FP32, 128, 512);
+        int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MEMSET);
+        op.dst = bu_whole(&k, t), op.engine = ISA_ENG_DVE;
+        bu_op(&k, &op, "ms");
+        tir_op_init(&op, TIR_STORE);
+        op.dst = bu_whole(&k, o);
+        op.src[0] = bu_whole(&k, t);
+        op.nsrc = 1;
+        tir_op_rare_t rare = tir_rare_default;
+        if (v == 1)
+            rare.qos = 5;
+        if (v == 2)
+            rare.dge_mode = ISA_DGE_NONE, rare.oob_mode = ISA_OOB_ERROR, rare.dma_scale = 1.0f;
+        if (v == 3)
+            memset(rare.rgroup, 0, sizeof rare.rgroup);
+        op.rare = bu_rare(&k, rare);
+        bu_op(&k, &op, "st");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+        bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+        assert_int_equal(tr->engine, v == 3 ? ISA_ENG_SP : ISA_ENG_POOL);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 static void test_dma_simple(void **state)
 {
     (void)state;
@@ -125,7 +165,7 @@ static void test_dma_simple(void **state)
     op.dst = bu_whole(&k, t);
     op.src[0] = bu_in(&k, bu_ap(a, 128 * 512, 2, (int64_t)512, (int64_t)128, (int64_t)1, (int64_t)512));
     op.nsrc = 1;
-    op.qos = 5;
+    TIR_RARE_SET(&k, &op, qos, 5);
     bu_op(&k, &op, "ld");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -239,13 +279,13 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(d3->isa.f->DDESC.dst.step[1], 32 * 4);
     bu_free(&r);
     /* a scaled transfer (dma_compute) stays 2-D: D3DESC has no scale */
-    k.ops[0].dma_scaled = true;
-    k.ops[0].dma_scale = 2.0f;
+    TIR_RARE_SET(&k, &k.ops[0], dma_scaled, true);
+    TIR_RARE_SET(&k, &k.ops[0], dma_scale, 2.0f);
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
     bu_free(&r);
-    k.ops[0].dma_scaled = false;
+    TIR_RARE_SET(&k, &k.ops[0], dma_scaled, false);
     /* without the 3-D format, on a target that allows only 4 descriptors
      * per DMA: the 8 descriptors cannot be legalised */
     tpb_target_t small = *trn2();
@@ -402,7 +442,7 @@ static void test_dma_indirect(void **state)
     op.src[0] = bu_in(&k, bu_ap(tab, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
     op.index = bu_whole(&k, idx);
     op.nsrc = 1;
-    op.oob_mode = ISA_OOB_SKIP;
+    TIR_RARE_SET(&k, &op, oob_mode, ISA_OOB_SKIP);
     bu_op(&k, &op, "gather");
     tir_op_init(&op, TIR_INDIRECT_SAVE);
     op.src[0] = bu_whole(&k, t);
@@ -443,15 +483,15 @@ static void test_dma_indirect(void **state)
     bu_free(&r);
     k.ops[1].flags = TIR_F_RMW_ADD;
     /* scatter-add in dynamic (DGE vector-indirect) mode is refused on trn2 */
-    k.ops[1].dge_mode = ISA_DGE_HW;
+    TIR_RARE_SET(&k, &k.ops[1], dge_mode, ISA_DGE_HW);
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "IndirectRMW does not support dynamic DMA mode"));
     bu_free(&r);
     /* a gather with dge_mode hw: the dynamic form (dge hw, OOB skip) on trn2,
      * the standard form (dge sw) on trn1, which has no vector-indirect DGE */
-    k.ops[1].dge_mode = ISA_DGE_NONE;
-    k.ops[0].dge_mode = ISA_DGE_HW;
-    k.ops[0].oob_mode = ISA_OOB_ERROR;
+    TIR_RARE_SET(&k, &k.ops[1], dge_mode, ISA_DGE_NONE);
+    TIR_RARE_SET(&k, &k.ops[0], dge_mode, ISA_DGE_HW);
+    TIR_RARE_SET(&k, &k.ops[0], oob_mode, ISA_OOB_ERROR);
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
     assert_int_equal(g->isa.f->DIND.dge, ISA_DGE_HW);
@@ -557,7 +597,7 @@ static void test_dma_gather_transpose(void **state)
     assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
     bu_free(&r);
     k.ops[0].engine = ISA_ENG_UNASSIGNED;
-    k.ops[0].dge_mode = ISA_DGE_HW;
+    TIR_RARE_SET(&k, &k.ops[0], dge_mode, ISA_DGE_HW);
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "software DGE"));
     bu_free(&r);
@@ -602,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_dma_transpose),
         cmocka_unit_test(test_dma_gather_transpose),
         cmocka_unit_test(test_broadcast_partition),
+        cmocka_unit_test(test_store_issuer_dma_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

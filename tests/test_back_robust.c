@@ -49,7 +49,7 @@ static void build(tir_kernel_t *k)
     bu_op(k, &op, "ts");
     tir_op_init(&op, TIR_TENSOR_REDUCE);
     op.dst = bu_whole(k, s), op.src[0] = bu_whole(k, t), op.nsrc = 1, op.reduce_op = ISA_ALU_MAX;
-    op.axes = 1;
+    TIR_RARE_SET(k, &op, axes, 1);
     bu_op(k, &op, "red");
     tir_op_init(&op, TIR_IOTA);
     op.dst = bu_whole(k, ix);
@@ -98,19 +98,20 @@ static void mutate(tir_kernel_t *k, uint64_t *s)
     case 5: op->engine = (int)(rng_next(s) % 10) - 1; break;
     case 6: op->kind = (tir_opkind_t)(rng_next(s) % (TIR_OP_COUNT + 2)); break;
     case 7: op->flags = (unsigned)rng_next(s); break;
-    case 8: op->axes = (unsigned)rng_next(s) & 0x3F; break;
+    case 8: TIR_RARE_SET(k, op, axes, (unsigned)rng_next(s) & 0x3F); break;
     case 9: op->op0 = (int)(rng_next(s) % 40) - 2, op->reduce_op = (int)(rng_next(s) % 40); break;
-    case 10: op->func = (int)(rng_next(s) % 40), op->reduce_cmd = (int)(rng_next(s) % 9); break;
+    case 10: op->func = (int)(rng_next(s) % 40); TIR_RARE_SET(k, op, reduce_cmd, (int)(rng_next(s) % 9)); break;
     case 11: k->tensors[rng_next(s) % (uint64_t)k->ntensors].dtype = (unsigned)(rng_next(s) % 16); break;
     case 12: k->tensors[rng_next(s) % (uint64_t)k->ntensors].shape[rng_next(s) % 2] = pick(s, nums, N); break;
-    default:
-        op->dge_mode = (int)(rng_next(s) % 5) - 1, op->qos = (int)pick(s, nums, N);
+    default: {
         tir_op_rare_t r = *op->rare;
+        r.dge_mode = (int)(rng_next(s) % 5) - 1, r.qos = (int)pick(s, nums, N);
         r.pat_ndim = (int)(rng_next(s) % 7) - 1, r.pat_step[0] = pick(s, nums, N);
         r.tile_pos[0] = (int)(rng_next(s) % 200);
         r.n_transpose_axes = (int)(rng_next(s) % 6);
         op->rare = bu_rare(k, r);
         break;
+    }
     }
     *slot = bu_in(k, ap);
 }

@@ -292,10 +292,10 @@ static void test_explicit_deps(void **state)
         int c2 = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
         tir_op_t op;
         tir_op_init(&op, TIR_MEMSET);
-        op.dst = bu_whole(&k, a), op.value = 1.0, op.engine = ISA_ENG_DVE;
+        op.dst = bu_whole(&k, a); TIR_RARE_SET(&k, &op, value, 1.0); op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "ms");
         tir_op_init(&op, TIR_MEMSET);
-        op.dst = bu_whole(&k, b), op.value = 2.0, op.engine = ISA_ENG_DVE;
+        op.dst = bu_whole(&k, b); TIR_RARE_SET(&k, &op, value, 2.0); op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "ms_b");
         tir_op_init(&op, TIR_ACTIVATION);
         op.dst = bu_whole(&k, c2), op.src[0] = bu_whole(&k, b), op.nsrc = 1;
@@ -306,10 +306,8 @@ static void test_explicit_deps(void **state)
         tir_op_init(&op, TIR_TENSOR_COPY);
         op.dst = bu_whole(&k, d2), op.src[0] = bu_whole(&k, a), op.nsrc = 1, op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "keep");
-        if (with) {
-            k.ops[2].deps[0] = 0;   /* "deps": ["ms"] */
-            k.ops[2].ndeps = 1;
-        }
+        if (with)   /* "deps": ["ms"] */
+            assert_int_equal(tir_op_set_deps(&k, &k.ops[2], (const int[]){0}, 1), 0);
         bu_run_t r;
         assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
         const bir_inst_t *act = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
@@ -330,7 +328,7 @@ static void test_explicit_deps(void **state)
         k.ops[0].name = "ms_b";   /* literals outlive k */
         k.ops[1].name = "ms";
         if (with)
-            k.ops[2].deps[0] = 1;
+            TIR_RARE_SET(&k, &k.ops[2], deps[0], 1);
         assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
         act = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
         assert_int_equal(act->isa.sync.wait_en, 1);

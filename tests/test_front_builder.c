@@ -96,6 +96,38 @@ static void test_out_of_scope_and_sticky(void **state)
     assert_int_equal(enc_builder_finish(b), -1);
 }
 
+/* tir_op_t keeps its enumerations in one byte each: a C caller's value
+ * past that range is refused by name where the builder writes it, never
+ * cut to a valid one (256 + exp would read as exp), and a value that fits
+ * still reaches the validator's own check and words. */
+static void test_narrow_fields_range(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t t = enc_ap_full(b, f->t);
+    assert_int_equal(enc_activation(b, t, t, 256 + ISA_ACTFN_EXP, enc_imm(1.0), enc_ap_none()), -1);
+    expect_msg(f, "op[0] (activation): field 'func': 257 out of range");
+    assert_int_equal(f->k.nops, 0);
+}
+
+static void test_narrow_fields_validator(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t t = enc_ap_full(b, f->t);
+    enc_set_path(b, "k.c:7");
+    assert_int_equal(enc_activation(b, t, t, 99, enc_imm(1.0), enc_ap_none()), -1);
+    expect_msg(f, "k.c:7 (activation): field 'func': invalid activation function 99");
+}
+
+static void test_narrow_fields_engine(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    assert_int_equal(enc_memset(b, enc_ap_full(b, f->t), 0, 1000 + ISA_ENG_DVE), -1);
+    expect_msg(f, "op[0] (memset): field 'engine': 1005 out of range");
+}
+
 static void test_out_of_scope(void **state)
 {
     fx_t *f = *state;
@@ -542,14 +574,12 @@ static void test_reload_oversize_deps_follow(void **state)
     fx_t *f = *state;
     oversize_kernel(f, 0);
     tir_op_t *last = &f->k.ops[120];   /* the 61st store; 61 is the 2nd store, 5 a load */
-    last->deps[0] = 61;
-    last->deps[1] = 5;
-    last->ndeps = 2;
+    assert_int_equal(tir_op_set_deps(&f->k, last, (const int[]){61, 5}, 2), 0);
     assert_int_equal(enc_builder_complete(&f->b), 0);
     const tir_op_t *now = &f->k.ops[121];
     assert_int_equal(now->kind, TIR_STORE);
-    assert_int_equal(now->ndeps, 1);
-    assert_int_equal(now->deps[0], 3);   /* the 2nd store, after its own reload */
+    assert_int_equal(now->rare->ndeps, 1);
+    assert_int_equal(now->rare->deps[0], 3);   /* the 2nd store, after its own reload */
     assert_int_equal(f->k.ops[3].kind, TIR_STORE);
     assert_int_equal(f->k.ops[3].dst->offset, (int64_t)128 * 1024);
     assert_int_equal(enc_builder_finish(&f->b), 0);
@@ -601,9 +631,9 @@ static void test_op_init_defaults(void **state)
     assert_int_equal(op.reduce_op, ISA_ALU_BYPASS);
     assert_int_equal(op.func, ISA_ACTFN_COPY);
     assert_int_equal(op.cmp, ISA_CMP_GE);
-    assert_int_equal(op.cmp1, ISA_CMP_GE);
-    int minus1[] = {op.rare->barrier_id, op.rare->peer, op.remote_core, op.sync_core, op.sync_sem,
-                    op.src_reg, op.dst_reg, op.reg_src, op.s0_reg};
+    assert_int_equal(op.rare->cmp1, ISA_CMP_GE);
+    int minus1[] = {op.rare->barrier_id, op.rare->peer, op.rare->remote_core, op.rare->sync_core, op.rare->sync_sem,
+                    op.rare->src_reg, op.rare->dst_reg, op.rare->reg_src, op.rare->s0_reg};
     for (size_t i = 0; i < sizeof minus1 / sizeof minus1[0]; i++)
         assert_int_equal(minus1[i], -1);
     for (int i = 0; i < 8; i++) {
@@ -614,12 +644,12 @@ static void test_op_init_defaults(void **state)
         assert_int_equal(op.rare->shuffle_mask[i], 255);
     assert_int_equal(op.nsrc, 0);
     assert_int_equal(op.flags, 0);
-    assert_int_equal(op.ndeps, 0);
+    assert_int_equal(op.rare->ndeps, 0);
     assert_int_equal(op.name[0], 0);
-    assert_null(op.inl);
-    assert_null(op.mask_more);
-    assert_int_equal(op.sync_val, 0);
-    assert_int_equal(op.local_reduce, 0);
+    assert_null(op.rare->inl);
+    assert_null(op.rare->mask_more);
+    assert_int_equal(op.rare->sync_val, 0);
+    assert_int_equal(op.rare->local_reduce, 0);
 }
 
 /* enc_set_path_slot: the slot keeps the interned path; a stale slot (another
@@ -906,6 +936,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         FX(test_build_tensor_add), FX(test_out_of_scope_and_sticky), FX(test_out_of_scope),
+        FX(test_narrow_fields_range), FX(test_narrow_fields_validator),
+        FX(test_narrow_fields_engine),
         FX(test_seed_messages_c), FX(test_seed_both_indirect), FX(test_seed_scatter),
         FX(test_seed_scatter_op), FX(test_seed_oob_direct), FX(test_seed_transpose_axes),
         FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_matmul_double_row),

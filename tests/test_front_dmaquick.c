@@ -78,18 +78,18 @@ static void make_grid(fx_t *f, grid_t *g)
 }
 
 /* One variation of an op's fields besides its two operands. */
-static void vary(tir_op_t *op, int v, const tir_ap_t *other)
+static void vary(tir_kernel_t *k, tir_op_t *op, int v, const tir_ap_t *other)
 {
     switch (v) {
     case 1: op->engine = ISA_ENG_POOL; break;
     case 2: op->engine = ISA_ENG_SP; break;
     case 3: op->engine = ISA_ENG_PE; break;       /* illegal for a DMA */
-    case 4: op->oob_mode = 1; break;              /* skip */
+    case 4: TIR_RARE_SET(k, op, oob_mode, 1); break;              /* skip */
     case 5: op->flags |= TIR_F_OOB_SKIP; break;
-    case 6: op->qos = 256; break;
-    case 7: op->dge_mode = 9; break;
-    case 8: op->oob_mode = 9; break;
-    case 9: op->remote_core = 0; break;
+    case 6: TIR_RARE_SET(k, op, qos, 256); break;
+    case 7: TIR_RARE_SET(k, op, dge_mode, 9); break;
+    case 8: TIR_RARE_SET(k, op, oob_mode, 9); break;
+    case 9: TIR_RARE_SET(k, op, remote_core, 0); break;
     case 10: op->src[1] = other; break;           /* beyond nsrc: still checked */
     case 11: op->nsrc = 2, op->src[1] = other; break;
     case 12: op->s0.is_ap = true; break;          /* a scalar tile operand missing */
@@ -123,7 +123,7 @@ static void test_same_verdicts(void **state)
                     op.dst = g.rec[d];
                     op.src[0] = g.rec[s];
                     op.nsrc = 1;
-                    vary(&op, v, g.rec[(d + s + 1) % g.nrec]);
+                    vary(&f->k, &op, v, g.rec[(d + s + 1) % g.nrec]);
                     tpb_err_t e1 = {{0}}, e2 = {{0}};
                     long q = m2->quick;
                     int full = enc_validate_op_full(&f->k, NULL, &op, m1, &e1);
@@ -169,7 +169,7 @@ static void test_quick_cases(void **state)
         op.dst = g.rec[cases[i].d];
         op.src[0] = g.rec[cases[i].s];
         op.nsrc = 1;
-        vary(&op, cases[i].vary, g.rec[6]);
+        vary(&f->k, &op, cases[i].vary, g.rec[6]);
         if (enc_dma_quick_pass(&v) != cases[i].want)
             fail_msg("case %zu: pass %d", i, !cases[i].want);
     }

@@ -365,7 +365,7 @@ static void test_softmax_example(void **state)
     const tir_op_t *red = &k.ops[1], *act = &k.ops[2], *ts = &k.ops[3];
     assert_int_equal(red->kind, TIR_TENSOR_REDUCE);
     assert_int_equal(red->reduce_op, ISA_ALU_MAX);
-    assert_int_equal(red->axes, 1u);          /* the last (only) free axis */
+    assert_int_equal(red->rare->axes, 1u);          /* the last (only) free axis */
     assert_true(red->flags & TIR_F_NEGATE);
     assert_int_equal(red->dst->count[0], 128);
     assert_int_equal(red->dst->count[1], 1);
@@ -376,7 +376,7 @@ static void test_softmax_example(void **state)
     assert_true(act->s0.imm == 1.0);
     assert_int_equal(act->bias->tensor, red->dst->tensor);
     assert_int_equal(act->reduce_op, ISA_ALU_ADD);
-    assert_int_equal(act->reduce_cmd, ISA_REDCMD_RESET_REDUCE);
+    assert_int_equal(act->rare->reduce_cmd, ISA_REDCMD_RESET_REDUCE);
     assert_string_equal(k.tensors[act->dst2->tensor].name, "sum");
     assert_int_equal(ts->op0, ISA_ALU_DIVIDE);
     assert_true(ts->s0.is_ap);
@@ -412,7 +412,7 @@ static void test_attention_example(void **state)
     assert_int_equal(s->rare->pat_step[0], -1);
     assert_int_equal(s->rare->pat_cm, 1);
     assert_int_equal(s->cmp, ISA_CMP_GE);
-    assert_true(s->fill == -30000.0);
+    assert_true(s->rare->fill == -30000.0);
     assert_int_equal(k.ops[tr].engine, ISA_ENG_PE);
     /* qk: stationary q [64, 128] */
     assert_int_equal(k.ops[3].kind, TIR_MATMUL);
@@ -508,7 +508,7 @@ static void test_many_iterations_scoping(void **state)
            "{'op': 'memset', 'dst': 't', 'value': 7}", &k);
     assert_int_equal(k.nops, 3001);
     assert_string_equal(k.tensors[k.ops[2999].dst->tensor].name, "t#3000");
-    assert_true(k.ops[2999].value == 2999.0);
+    assert_true(k.ops[2999].rare->value == 2999.0);
     assert_string_equal(k.tensors[k.ops[3000].dst->tensor].name, "t");
     tir_kernel_free(&k);
 }
@@ -555,9 +555,9 @@ static void test_indirect_and_transpose(void **state)
     assert_int_equal(l->src[0]->step[0], 64);
     assert_int_equal(l->src[0]->step[1], 2);
     assert_int_equal(l->src[0]->count[1], 32);
-    assert_int_equal(l->oob_mode, ISA_OOB_SKIP);
+    assert_int_equal(l->rare->oob_mode, ISA_OOB_SKIP);
     assert_true(l->flags & TIR_F_OOB_SKIP);
-    assert_int_equal(l->dge_mode, ISA_DGE_SW);
+    assert_int_equal(l->rare->dge_mode, ISA_DGE_SW);
     assert_string_equal(k.tensors[l->index->tensor].name, "idx");
     assert_int_equal(s->kind, TIR_INDIRECT_SAVE);
     assert_true(s->flags & TIR_F_RMW_ADD);
@@ -593,8 +593,8 @@ static void test_compute_ops_parse(void **state)
            "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'prob': 0.25}",
            &k);
     assert_int_equal(k.nops, 8);
-    assert_int_equal(k.ops[0].axes, 2u);      /* NKI axis 1 of 2 free axes = bit 1 */
-    assert_int_equal(k.ops[1].axes, 3u);
+    assert_int_equal(k.ops[0].rare->axes, 2u);      /* NKI axis 1 of 2 free axes = bit 1 */
+    assert_int_equal(k.ops[1].rare->axes, 3u);
     assert_true(k.ops[1].flags & TIR_F_KEEPDIMS);
     const tir_op_t *ts = &k.ops[2];
     assert_true(ts->flags & TIR_F_REV0);
@@ -609,7 +609,7 @@ static void test_compute_ops_parse(void **state)
     assert_int_equal(k.ops[4].engine, ISA_ENG_POOL);
     assert_int_equal(k.ops[5].engine, ISA_ENG_DVE);
     assert_int_equal(k.ops[6].nsrc, 2);
-    assert_true(k.ops[6].fill == -5.0);
+    assert_true(k.ops[6].rare->fill == -5.0);
     assert_true(k.ops[7].rare->prob == 0.25);
     tir_kernel_free(&k);
 }
@@ -673,15 +673,15 @@ static void test_constant_expressions(void **state)
            "{'op': 'memset', 'dst': 'x', 'value': 'fmod(-7, 3) + sign(-0.5) * 10'}",
            &k);
     assert_int_equal(k.nops, 7);
-    assert_true(k.ops[5].value == -3.0 + 10.0 - 100.0);
-    assert_true(k.ops[6].value == -1.0 - 10.0);   /* fmod keeps the dividend's sign */
+    assert_true(k.ops[5].rare->value == -3.0 + 10.0 - 100.0);
+    assert_true(k.ops[6].rare->value == -1.0 - 10.0);   /* fmod keeps the dividend's sign */
     assert_false(k.ops[0].s0.is_ap);
     assert_true(k.ops[0].s0.imm == 1.0 / sqrt(128.0));
     assert_true(k.ops[1].s0.imm == 0.25 && k.ops[1].s1.imm == -0.125);
     assert_true(k.ops[2].s0.imm == 0.5 && k.ops[2].s1.imm == -0.125);
     assert_true(k.ops[3].s0.is_ap);
     assert_true(k.ops[3].s1.imm == 3.0); /* integer grammar first: floor division */
-    assert_true(k.ops[4].value == 0.25);
+    assert_true(k.ops[4].rare->value == 0.25);
     tir_kernel_free(&k);
     const char *ts = T("x", "[128, 64]", "float32") "{'op': 'tensor_scalar', 'dst': 'x', "
                      "'src': 'x', 'op0': 'add', 'operand0': ";

@@ -189,14 +189,14 @@ static void test_deps(void **state)
            "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': 3.0, 'deps': ['second', 'first']}",
            &k);
     assert_int_equal(k.nops, 5);
-    assert_int_equal(k.ops[0].ndeps, 0);
-    assert_int_equal(k.ops[2].ndeps, 1);
-    assert_int_equal(k.ops[2].deps[0], 0);
+    assert_int_equal(k.ops[0].rare->ndeps, 0);
+    assert_int_equal(k.ops[2].rare->ndeps, 1);
+    assert_int_equal(k.ops[2].rare->deps[0], 0);
     /* the value store is two ops (memset + store): both carry the deps */
     for (int i = 3; i < 5; i++) {
-        assert_int_equal(k.ops[i].ndeps, 2);
-        assert_int_equal(k.ops[i].deps[0], 1);
-        assert_int_equal(k.ops[i].deps[1], 0);
+        assert_int_equal(k.ops[i].rare->ndeps, 2);
+        assert_int_equal(k.ops[i].rare->deps[0], 1);
+        assert_int_equal(k.ops[i].rare->deps[1], 0);
     }
     tir_kernel_free(&k);
     /* a noop (codegenNoOp: nothing emitted) is a join point: naming it in
@@ -209,9 +209,9 @@ static void test_deps(void **state)
            &k);
     assert_int_equal(k.nops, 4);
     assert_int_equal(k.ops[2].kind, TIR_NOOP);
-    assert_int_equal(k.ops[3].ndeps, 2);
-    assert_int_equal(k.ops[3].deps[0], 0);
-    assert_int_equal(k.ops[3].deps[1], 1);
+    assert_int_equal(k.ops[3].rare->ndeps, 2);
+    assert_int_equal(k.ops[3].rare->deps[0], 0);
+    assert_int_equal(k.ops[3].rare->deps[1], 1);
     tir_kernel_free(&k);
     fails_with(T("t", "[128, 64]", "float32")
                "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': ['nope']}",
@@ -616,8 +616,8 @@ static void test_dma_copy_regs(void **state)
            " 'dst_reg': 5}", &k);
     const tir_op_t *op = &k.ops[k.nops - 1];
     assert_int_equal(op->kind, TIR_DMA_COPY);
-    assert_int_equal(op->src_reg, 3);
-    assert_int_equal(op->dst_reg, 5);
+    assert_int_equal(op->rare->src_reg, 3);
+    assert_int_equal(op->rare->dst_reg, 5);
     tir_kernel_free(&k);
     fails_with(T("g", "[128, 64]", "float32")
                "{'op': 'dma_copy', 'dst': 'out[0:128, 0:64]', 'src': 'g', 'src_reg': 3}",
@@ -637,8 +637,8 @@ static void test_dma_copy_regs(void **state)
      * check; the simulator skips the transfer, docs/semantics-dma.md) */
     parses("{'op': 'dma_copy', 'dst': 'out[0:64, :]', 'src': 'a[0:64, :]', 'src_reg': 3,"
            " 'oob_mode': 'skip'}", &k);
-    assert_int_equal(k.ops[k.nops - 1].src_reg, 3);
-    assert_int_equal(k.ops[k.nops - 1].oob_mode, ISA_OOB_SKIP);
+    assert_int_equal(k.ops[k.nops - 1].rare->src_reg, 3);
+    assert_int_equal(k.ops[k.nops - 1].rare->oob_mode, ISA_OOB_SKIP);
     tir_kernel_free(&k);
 }
 

@@ -194,7 +194,7 @@ static void test_flat_statements(void **state)
            "{'src': 'a[3:4, :]', 'dma_qos': 2, 'op': 'load', 'dst': 't', 'oob_mode': 'error'}", &k);
     const tir_op_t *op = &k.ops[k.nops - 1];
     assert_int_equal(op->kind, TIR_LOAD);
-    assert_int_equal(op->qos, 2);
+    assert_int_equal(op->rare->qos, 2);
     assert_false(op->flags & TIR_F_OOB_SKIP);
     assert_int_equal(op->src[0]->offset, 3 * 512);
     tir_kernel_free(&k);
@@ -289,7 +289,7 @@ static void test_stmt_memo_slots(void **state)
     for (int it = 0; it < 4; it++) {
         const tir_op_t *op = &k.ops[4 * it];
         assert_int_equal(op[0].kind, TIR_LOAD);
-        assert_int_equal(op[0].qos, 3);
+        assert_int_equal(op[0].rare->qos, 3);
         assert_int_equal(op[0].src[0]->offset, 512 * it);
         assert_int_equal(op[1].kind, TIR_TENSOR_SCALAR);
         assert_int_equal(op[1].op0, ISA_ALU_ADD);
@@ -297,7 +297,7 @@ static void test_stmt_memo_slots(void **state)
         assert_int_equal(op[2].op0, ISA_ALU_MULTIPLY);
         assert_true(op[2].s0.imm == 2.5);
         assert_int_equal(op[3].kind, TIR_STORE);
-        assert_int_equal(op[3].qos, 5);
+        assert_int_equal(op[3].rare->qos, 5);
         assert_int_equal(op[3].dst->offset, 512 * it);
     }
     tir_kernel_free(&k);

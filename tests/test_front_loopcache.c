@@ -264,14 +264,14 @@ static void test_op_head_per_iteration(void **state)
         const tir_op_t *ts = &k.ops[3 * i], *cp = ts + 1, *cp2 = ts + 2;
         assert_string_equal(ts->name, "ts");
         assert_int_equal(ts->engine, ISA_ENG_POOL);
-        assert_int_equal(ts->ndeps, 0);
+        assert_int_equal(ts->rare->ndeps, 0);
         assert_string_equal(ts->path, "body[1].body[0]");
         assert_int_equal(cp->engine, ISA_ENG_ACT);
-        assert_int_equal(cp->ndeps, 1);
-        assert_int_equal(cp->deps[0], 3 * i);
+        assert_int_equal(cp->rare->ndeps, 1);
+        assert_int_equal(cp->rare->deps[0], 3 * i);
         assert_string_equal(cp->path, "body[1].body[1]");
         assert_int_equal(cp2->engine, ISA_ENG_UNASSIGNED);
-        assert_int_equal(cp2->ndeps, 0);
+        assert_int_equal(cp2->rare->ndeps, 0);
         assert_string_equal(cp2->path, "body[1].body[2]");
         char want[32];
         snprintf(want, sizeof want, "tensor_copy_%d", 3 * i + 2);
@@ -455,10 +455,10 @@ static void test_dma_opts_per_iteration(void **state)
     assert_int_equal(k.nops, 6);
     for (int i = 0; i < 3; i++) {
         const tir_op_t *ld = &k.ops[2 * i], *st = ld + 1;
-        assert_int_equal(ld->qos, 7);
-        assert_int_equal(ld->dge_mode, ISA_DGE_HW);
+        assert_int_equal(ld->rare->qos, 7);
+        assert_int_equal(ld->rare->dge_mode, ISA_DGE_HW);
         assert_int_equal(ld->src[0]->offset, (int64_t)i * 512);
-        assert_int_equal(st->qos, 3 * i);
+        assert_int_equal(st->rare->qos, 3 * i);
         assert_true(st->flags & TIR_F_RMW_ADD);
         assert_int_equal(st->dst->offset, (int64_t)i * 512);
     }
@@ -490,11 +490,11 @@ static void test_dma_flat_option_keys(void **state)
         int want_dge = i == 1 ? ISA_DGE_HW : i == 8 ? ISA_DGE_SW : ISA_DGE_NONE;
         if (o[i].kind == TIR_MEMSET)
             continue;
-        assert_int_equal(o[i].dge_mode, want_dge);
-        assert_int_equal(o[i].oob_mode, ISA_OOB_ERROR);
-        assert_int_equal(o[i].qos, i == 2 ? 9 : i == 8 ? 4 : 0);
-        assert_int_equal(o[i].src_reg, i == 3 ? 3 : -1);
-        assert_int_equal(o[i].dst_reg, i == 7 ? 2 : -1);
+        assert_int_equal(o[i].rare->dge_mode, want_dge);
+        assert_int_equal(o[i].rare->oob_mode, ISA_OOB_ERROR);
+        assert_int_equal(o[i].rare->qos, i == 2 ? 9 : i == 8 ? 4 : 0);
+        assert_int_equal(o[i].rare->src_reg, i == 3 ? 3 : -1);
+        assert_int_equal(o[i].rare->dst_reg, i == 7 ? 2 : -1);
         assert_int_equal(!!(o[i].flags & TIR_F_RMW_ADD), i == 6 || i == 8);
     }
     assert_int_equal(o[4].kind, TIR_MEMSET);

@@ -189,9 +189,9 @@ static void test_dma_compute(void **state)
         fail_msg("%s", e.msg);
     assert_int_equal(k.nops, 2);
     assert_int_equal(k.ops[0].kind, TIR_DMA_COPY);
-    assert_true(k.ops[0].dma_scaled && k.ops[0].dma_scale == 4.0f);   /* t *= 4 first */
+    assert_true(k.ops[0].rare->dma_scaled && k.ops[0].rare->dma_scale == 4.0f);   /* t *= 4 first */
     assert_false(k.ops[0].flags & TIR_F_RMW_ADD);
-    assert_true(k.ops[1].dma_scaled && k.ops[1].dma_scale == 0.5f);   /* then += 0.5 a */
+    assert_true(k.ops[1].rare->dma_scaled && k.ops[1].rare->dma_scale == 0.5f);   /* then += 0.5 a */
     assert_true(k.ops[1].flags & TIR_F_RMW_ADD);
     tir_kernel_free(&k);
 #define DC_TILES T("t", "[128, 64]", "float32") T("h", "[128, 64]", "bfloat16") \
@@ -235,14 +235,14 @@ static void test_registers(void **state)
         fail_msg("%s", e.msg);
     assert_int_equal(k.nops, 6);
     assert_int_equal(k.ops[0].kind, TIR_REGISTER_MOVE);
-    assert_int_equal(k.ops[0].reg, 63);
+    assert_int_equal(k.ops[0].rare->reg, 63);
     assert_int_equal(k.ops[0].rare->reg_imm, 3);
-    assert_int_equal(k.ops[1].reg, 62);
-    assert_int_equal(k.ops[1].reg_src, 63);
-    assert_int_equal(k.ops[2].reg, 62);            /* same statement, same register */
+    assert_int_equal(k.ops[1].rare->reg, 62);
+    assert_int_equal(k.ops[1].rare->reg_src, 63);
+    assert_int_equal(k.ops[2].rare->reg, 62);            /* same statement, same register */
     assert_int_equal(k.ops[3].kind, TIR_LOAD_TENSOR_TO_REGISTER);
     assert_int_equal(k.ops[4].kind, TIR_REGISTER_STORE);
-    assert_int_equal(k.ops[5].reg_src, -1);        /* 'a + 1' is an expression: 64 */
+    assert_int_equal(k.ops[5].rare->reg_src, -1);        /* 'a + 1' is an expression: 64 */
     assert_int_equal(k.ops[5].rare->reg_imm, 64);
     tir_kernel_free(&k);
     bad("trn2", "{'op': 'register_move', 'dst': 'q', 'src': 1}", "field 'dst'",
@@ -274,7 +274,7 @@ static void test_registers_iterations_body(void **state)
     assert_int_equal(k.nops, 3);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(k.ops[i].kind, TIR_REGISTER_MOVE);
-        assert_int_equal(k.ops[i].reg, 63);
+        assert_int_equal(k.ops[i].rare->reg, 63);
     }
     tir_kernel_free(&k);
 }

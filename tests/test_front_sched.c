@@ -88,11 +88,11 @@ static void test_edge_reorders(void **state)
         int p = op_index(&k, "plus1"), q = op_index(&k, "recip");
         if (form == 0) {
             assert_true(p < q);
-            assert_int_equal(k.ops[p].ndeps, 0);
+            assert_int_equal(k.ops[p].rare->ndeps, 0);
         } else {
             assert_true(q < p);
-            assert_int_equal(k.ops[p].ndeps, 1);
-            assert_int_equal(k.ops[p].deps[0], q);
+            assert_int_equal(k.ops[p].rare->ndeps, 1);
+            assert_int_equal(k.ops[p].rare->deps[0], q);
         }
         /* the lowered program: plus1 (DVE) waits for recip (Pool) only with the edge */
         bu_run_t r;
@@ -150,11 +150,11 @@ static void test_no_reorder(void **state)
             fail_msg("%s", e.msg);
         int a0 = op_index(&k, "act0"), c1 = op_index(&k, "cp1"), t2 = op_index(&k, "ts2");
         assert_true(a0 < c1 && c1 < t2);
-        assert_int_equal(k.ops[c1].ndeps, with);
-        assert_int_equal(k.ops[t2].ndeps, with);
+        assert_int_equal(k.ops[c1].rare->ndeps, with);
+        assert_int_equal(k.ops[t2].rare->ndeps, with);
         if (with) {
-            assert_int_equal(k.ops[c1].deps[0], a0);
-            assert_int_equal(k.ops[t2].deps[0], c1);
+            assert_int_equal(k.ops[c1].rare->deps[0], a0);
+            assert_int_equal(k.ops[t2].rare->deps[0], c1);
         }
         bu_run_t r;
         assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);

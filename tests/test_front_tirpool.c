@@ -398,7 +398,7 @@ static void test_pattern_in_rare(void **state)
     assert_ptr_equal(tir_rare_intern(&k, &copy), r);
     assert_int_equal(tir_rare_default.barrier_id, -1);
     assert_int_equal(tir_rare_default.peer, -1);
-    assert_int_equal(sizeof(tir_op_rare_t), offsetof(tir_op_rare_t, prob) + sizeof copy.prob);
+    assert_int_equal(sizeof(tir_op_rare_t), offsetof(tir_op_rare_t, pad_) + sizeof copy.pad_);
     tir_kernel_free(&k);
 }
 
@@ -433,6 +433,62 @@ static void test_op_scalars_in_rare(void **state)
                 p->num_valid == 9 && p->tile_pos[1] == 32);
     assert_true(a->index_bound == 0 && a->tile_pos[1] == 0);
     assert_ptr_equal(tir_rare_intern(&k, &e), p);
+    tir_kernel_free(&k);
+}
+
+/* The fields moved out of tir_op_t (304 -> 152 bytes): the ops of a plain
+ * body (load, tensor_scalar, activation, store: compile-mixed's) all keep
+ * the shared default record, so the op array carries no per-op rare
+ * record; the fields a kernel does set (memset value, affine_select fill,
+ * a DMA's dge / oob / qos, explicit deps, a reduce's axes and reduce_cmd)
+ * read back from op->rare, and a loop's iterations share one record. */
+static void test_moved_fields_in_rare(void **state)
+{
+    (void)state;
+    assert_true(sizeof(tir_op_t) <= 152);
+    tir_kernel_t k;
+    parses(T("t", "[128, 512]", "float32") T("u", "[128, 512]", "float32")
+           T("m", "[128, 1]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'load', 'dst': 't', 'src': 'a[0:128, :]'},"
+           " {'op': 'tensor_scalar', 'dst': 'u', 'src': 't', 'op0': 'add', 'operand0': 1.0,"
+           "  'engine': 'dve'},"
+           " {'op': 'activation', 'dst': 't', 'src': 'u', 'func': 'exp'},"
+           " {'op': 'store', 'dst': 'out[0:128, :]', 'src': 't'}]},"
+           "{'op': 'for', 'var': 'i', 'range': [0, 2], 'body': ["
+           " {'op': 'memset', 'dst': 'u', 'value': 2.5, 'name': 'ms'},"
+           " {'op': 'affine_select', 'dst': 't', 'on_true': 'u', 'pattern': [[1, 512]],"
+           "  'offset': 0, 'channel_multiplier': 1, 'cmp_op': 'greater_equal',"
+           "  'on_false_value': -9.0},"
+           " {'op': 'dma_copy', 'dst': 'out[0:128, :]', 'src': 't', 'dma_qos': 7,"
+           "  'oob_mode': 'skip', 'deps': ['ms']},"
+           " {'op': 'tensor_reduce', 'dst': 'm', 'src': 'u', 'operator': 'add', 'axis': 1},"
+           " {'op': 'activation', 'dst': 't', 'src': 'u', 'func': 'exp', 'reduce_op': 'add',"
+           "  'reduce_res': 'm', 'reduce_cmd': 'reduce'}]}",
+           &k);
+    assert_int_equal(k.nops, 16 + 10);
+    for (int i = 0; i < 16; i++)
+        assert_ptr_equal(k.ops[i].rare, &tir_rare_default);
+    const tir_op_t *o = &k.ops[16];
+    assert_int_equal(o[0].kind, TIR_MEMSET);
+    assert_true(o[0].rare->value == 2.5);
+    assert_int_equal(o[1].kind, TIR_AFFINE_SELECT);
+    assert_true(o[1].rare->fill == -9.0);
+    assert_int_equal(o[1].cmp, ISA_CMP_GE);
+    assert_int_equal(o[2].kind, TIR_DMA_COPY);
+    assert_int_equal(o[2].rare->qos, 7);
+    assert_int_equal(o[2].rare->oob_mode, ISA_OOB_SKIP);
+    assert_int_equal(o[2].rare->ndeps, 1);
+    assert_int_equal(o[2].rare->deps[0], 16);
+    assert_int_equal(o[7].rare->deps[0], 21);   /* the 2nd iteration's memset */
+    assert_int_equal(o[3].kind, TIR_TENSOR_REDUCE);
+    assert_int_equal(o[3].rare->axes, 1);
+    assert_int_equal(o[4].kind, TIR_ACTIVATION);
+    assert_int_equal(o[4].reduce_op, ISA_ALU_ADD);
+    assert_int_equal(o[4].rare->reduce_cmd, ISA_REDCMD_REDUCE);
+    for (int i = 0; i < 5; i++)
+        if (i != 2)   /* the dma_copy's deps name each iteration's memset */
+            assert_ptr_equal(o[i].rare, o[i + 5].rare);
     tir_kernel_free(&k);
 }
 
@@ -541,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_flat_quick_operands),
         cmocka_unit_test(test_pattern_in_rare),
         cmocka_unit_test(test_op_scalars_in_rare),
+        cmocka_unit_test(test_moved_fields_in_rare),
         cmocka_unit_test(test_chain_per_tensor),
         cmocka_unit_test(test_chain_spills_to_set),
         cmocka_unit_test(test_chain_bad_tensor),

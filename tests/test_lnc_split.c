@@ -195,25 +195,25 @@ static void test_split_sendrecv(void **state)
         int peer = 1 - c;
         assert_int_equal(k->nops, 6);
         assert_int_equal(k->ops[1].kind, TIR_COLL_SYNC);
-        assert_int_equal(k->ops[1].sync_core, peer);   /* signal: peer's "ready from c" */
-        assert_int_equal(k->ops[1].sync_sem, 1);
+        assert_int_equal(k->ops[1].rare->sync_core, peer);   /* signal: peer's "ready from c" */
+        assert_int_equal(k->ops[1].rare->sync_sem, 1);
         assert_int_equal(k->ops[1].src[0]->tensor, find_tensor(k, "m"));
         assert_int_equal(k->ops[1].engine, ISA_ENG_POOL);
         assert_int_equal(k->ops[2].kind, TIR_COLL_SYNC);
-        assert_int_equal(k->ops[2].sync_core, -1);     /* wait: "ready from peer" >= 1 */
-        assert_int_equal(k->ops[2].sync_sem, 1);
-        assert_int_equal(k->ops[2].sync_val, 1u);
+        assert_int_equal(k->ops[2].rare->sync_core, -1);     /* wait: "ready from peer" >= 1 */
+        assert_int_equal(k->ops[2].rare->sync_sem, 1);
+        assert_int_equal(k->ops[2].rare->sync_val, 1u);
         assert_int_equal(k->ops[2].engine, ISA_ENG_SP);
         assert_int_equal(k->ops[3].kind, TIR_DMA_COPY);
         assert_int_equal(k->ops[3].dst->tensor, find_tensor(k, "o"));
         assert_int_equal(k->ops[3].src[0]->tensor, find_tensor(k, "m"));
-        assert_int_equal(k->ops[3].remote_core, peer);
-        assert_int_equal(k->ops[3].sync_core, peer);   /* descriptor: peer's "done" */
-        assert_int_equal(k->ops[3].sync_sem, 0);
+        assert_int_equal(k->ops[3].rare->remote_core, peer);
+        assert_int_equal(k->ops[3].rare->sync_core, peer);   /* descriptor: peer's "done" */
+        assert_int_equal(k->ops[3].rare->sync_sem, 0);
         assert_int_equal(k->ops[4].kind, TIR_COLL_SYNC);
-        assert_int_equal(k->ops[4].sync_core, -1);     /* release: "done" >= 1 */
-        assert_int_equal(k->ops[4].sync_sem, 0);
-        assert_int_equal(k->ops[4].sync_val, 1u);
+        assert_int_equal(k->ops[4].rare->sync_core, -1);     /* release: "done" >= 1 */
+        assert_int_equal(k->ops[4].rare->sync_sem, 0);
+        assert_int_equal(k->ops[4].rare->sync_val, 1u);
         assert_int_equal(k->ops[4].dst->tensor, find_tensor(k, "m"));   /* keeps m alive */
         assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
@@ -626,8 +626,8 @@ static void test_collective_split(void **state)
             const tir_op_t *sg = &k->ops[1 + t];
             int peer = t < c ? t : t + 1;
             assert_int_equal(sg->kind, TIR_COLL_SYNC);
-            assert_int_equal(sg->sync_core, peer);
-            assert_int_equal(sg->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
+            assert_int_equal(sg->rare->sync_core, peer);
+            assert_int_equal(sg->rare->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
             assert_int_equal(sg->src[0]->tensor, find_tensor(k, "xs"));
         }
         int at = 4;
@@ -635,16 +635,16 @@ static void test_collective_split(void **state)
             if (r != c) {
                 const tir_op_t *w = &k->ops[at++];
                 assert_int_equal(w->kind, TIR_COLL_SYNC);
-                assert_int_equal(w->sync_core, -1);
+                assert_int_equal(w->rare->sync_core, -1);
                 assert_int_equal(w->engine, ISA_ENG_SP);
-                assert_int_equal(w->sync_sem, (r - c + 4) % 4);
-                assert_int_equal(w->sync_val, 1u);
+                assert_int_equal(w->rare->sync_sem, (r - c + 4) % 4);
+                assert_int_equal(w->rare->sync_val, 1u);
             }
             const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->kind, TIR_DMA_COPY);
             assert_int_equal(p->src[0]->tensor, find_tensor(k, "xs"));
-            assert_int_equal(p->remote_core, r == c ? -1 : r);
-            assert_int_equal(p->sync_core, r == c ? -1 : r);
+            assert_int_equal(p->rare->remote_core, r == c ? -1 : r);
+            assert_int_equal(p->rare->sync_core, r == c ? -1 : r);
             char recv[32];
             snprintf(recv, sizeof recv, "coll0.recv%d", r);
             assert_int_equal(p->dst->tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
@@ -657,8 +657,8 @@ static void test_collective_split(void **state)
             assert_int_equal(k->ops[10 + r].src[1]->tensor, find_tensor(k, recv));
         }
         assert_int_equal(k->ops[14].kind, TIR_COLL_SYNC);
-        assert_int_equal(k->ops[14].sync_sem, 0);
-        assert_int_equal(k->ops[14].sync_val, 3u);   /* three peers read xs */
+        assert_int_equal(k->ops[14].rare->sync_sem, 0);
+        assert_int_equal(k->ops[14].rare->sync_val, 3u);   /* three peers read xs */
     }
     lnc_split_free(&s);
     free_all(&ps);
@@ -675,8 +675,8 @@ static void test_collective_split(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     const tir_kernel_t *k = &s.core_k[2];
     assert_int_equal(k->nops, 30);
-    assert_int_equal(k->ops[18].sync_val, 2u);   /* second wait on a peer (core 0) */
-    assert_int_equal(k->ops[28].sync_val, 6u);   /* second release */
+    assert_int_equal(k->ops[18].rare->sync_val, 2u);   /* second wait on a peer (core 0) */
+    assert_int_equal(k->ops[28].rare->sync_val, 6u);   /* second release */
     lnc_split_free(&s);
     free_all(&ps);
 }
@@ -727,25 +727,25 @@ static void test_all_reduce_split_form(void **state)
         }
         for (int t = 0; t < 3; t++, at++) {
             assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
-            assert_true(k->ops[at].sync_core >= 0);
+            assert_true(k->ops[at].rare->sync_core >= 0);
             assert_int_equal(k->ops[at].src[0]->tensor, acc);        /* "piece c is reduced" */
         }
         for (int r = 0; r < 4; r++) {
             if (r == c)
                 continue;
             assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
-            assert_int_equal(k->ops[at++].sync_val, 2u);            /* r's second signal */
+            assert_int_equal(k->ops[at++].rare->sync_val, 2u);            /* r's second signal */
             const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->src[0]->tensor, acc);                /* r's reduced piece r */
             assert_int_equal(p->src[0]->offset, 512 * r);
             assert_int_equal(p->dst->offset, 512 * r);
-            assert_int_equal(p->remote_core, r);
+            assert_int_equal(p->rare->remote_core, r);
             pulls++;
         }
         assert_int_equal(pulls, 7);
-        assert_int_equal(k->ops[at].sync_val, 6u);                  /* 3 peers x 2 rounds */
+        assert_int_equal(k->ops[at].rare->sync_val, 6u);                  /* 3 peers x 2 rounds */
         assert_int_equal(k->ops[at++].dst->tensor, xs);
-        assert_int_equal(k->ops[at].sync_val, 6u);
+        assert_int_equal(k->ops[at].rare->sync_val, 6u);
         assert_int_equal(k->ops[at++].dst->tensor, acc);
         assert_int_equal(k->ops[at].kind, TIR_STORE);
     }

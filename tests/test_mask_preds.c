@@ -96,10 +96,10 @@ static void test_kernel_mask_list(void **state)
     assert_true(op->flags & TIR_F_MASK);
     assert_int_equal(op->rare->pat_cm, 1);
     assert_int_equal(op->cmp, ISA_CMP_LT);
-    assert_int_equal(op->nmask_more, 1);
-    assert_int_equal(op->mask_more[0].offset, -8);
-    assert_int_equal(op->mask_more[0].step[0], 1);
-    assert_int_equal(op->mask_more[0].cmp, ISA_CMP_GE);
+    assert_int_equal(op->rare->nmask_more, 1);
+    assert_int_equal(op->rare->mask_more[0].offset, -8);
+    assert_int_equal(op->rare->mask_more[0].step[0], 1);
+    assert_int_equal(op->rare->mask_more[0].cmp, ISA_CMP_GE);
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
     const bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
@@ -121,8 +121,8 @@ static void test_kernel_mask_list(void **state)
            &k);
     op = &k.ops[k.nops - 1];
     assert_int_equal(op->kind, TIR_TENSOR_COPY);
-    assert_int_equal(op->nmask_more, 2);
-    assert_int_equal(op->mask_more[1].cmp, ISA_CMP_NE);
+    assert_int_equal(op->rare->nmask_more, 2);
+    assert_int_equal(op->rare->mask_more[1].cmp, ISA_CMP_NE);
     tir_kernel_free(&k);
 }
 

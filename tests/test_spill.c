@@ -388,14 +388,14 @@ static void test_spill_renumbers_deps_and_loops(void **state)
     assert_int_equal(j, k0.nops);
     for (int i = 0; i < k.nops; i++) {
         if (orig[i] < 0) {
-            assert_int_equal(k.ops[i].ndeps, 0);
+            assert_int_equal(k.ops[i].rare->ndeps, 0);
             continue;
         }
         const tir_op_t *a = &k.ops[i], *b = &k0.ops[orig[i]];
-        assert_int_equal(a->ndeps, b->ndeps);
-        for (int d = 0; d < a->ndeps; d++) {
-            assert_true(a->deps[d] >= 0 && a->deps[d] < i);
-            assert_int_equal(orig[a->deps[d]], b->deps[d]);
+        assert_int_equal(a->rare->ndeps, b->rare->ndeps);
+        for (int d = 0; d < a->rare->ndeps; d++) {
+            assert_true(a->rare->deps[d] >= 0 && a->rare->deps[d] < i);
+            assert_int_equal(orig[a->rare->deps[d]], b->rare->deps[d]);
             explicit++;
         }
     }

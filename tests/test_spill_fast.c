@@ -159,9 +159,9 @@ static void kernels_equal(const tir_kernel_t *a, const tir_kernel_t *b)
             ap_equal(x->src[s], y->src[s]);
         ap_equal(x->index, y->index);
         ap_equal(x->bias, y->bias);
-        assert_int_equal(x->ndeps, y->ndeps);
-        for (int d = 0; d < x->ndeps; d++)
-            assert_int_equal(x->deps[d], y->deps[d]);
+        assert_int_equal(x->rare->ndeps, y->rare->ndeps);
+        for (int d = 0; d < x->rare->ndeps; d++)
+            assert_int_equal(x->rare->deps[d], y->rare->deps[d]);
     }
     assert_int_equal(a->nmarks, b->nmarks);
     for (int i = 0; i < a->nmarks; i++)
