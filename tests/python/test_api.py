@@ -359,8 +359,8 @@ def test_compile_memory_budget(tmp_path):
     x = np.random.default_rng(3).standard_normal((128, 64)).astype(np.float32)
     with pytest.raises(tpbsim.TpbError, match=r"(?s)field 'range'.*note: the op limit of \d+ comes "
                        r"from the memory limit of 16\.0 MiB.*give a larger max_memory"):
-        tpbsim.simulate(relu_loop, x, 20000, max_memory=16 << 20)
-    np.testing.assert_array_equal(tpbsim.simulate(relu_loop, x, 20000).outputs, np.maximum(x, 0))
+        tpbsim.simulate(relu_loop, x, 60000, max_memory=16 << 20)
+    np.testing.assert_array_equal(tpbsim.simulate(relu_loop, x, 60000).outputs, np.maximum(x, 0))
     xs = np.concatenate([x, -x])
     art = str(tmp_path / "art")
     with pytest.raises(tpbsim.TpbError, match=r"estimated memory .* \(2 programs x .*give a larger "
