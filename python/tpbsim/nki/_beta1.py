@@ -12,7 +12,6 @@ and returns the tile.  `t[idx] = value` and `t[idx] += value`
 (NkiTensor.__setitem__ / __iadd__) are handled by assign() / iadd()."""
 import functools
 import itertools
-import json
 import inspect
 import sys
 
@@ -950,7 +949,8 @@ def assign(target, value):
             raise NkiError("%s: assignment of nl.loop_reduce: shape %s into %s" %
                            (loc, list(value.x.shape), list(target.shape)))
         x = value.x if value.x.shape == target.shape else _with_ones(value.x, target.shape)
-        _loop_reduce(tr, target, x, value.op, loc)
+        from ._composite import assign_loop_reduce
+        assign_loop_reduce(tr, target, x, value.op, loc)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
         from ._partition import memset_fields   # t[i, j] = v at any partition i
@@ -959,47 +959,6 @@ def assign(target, value):
         return
     raise NkiError("%s: assignment to '%s': value %r is not supported (a tile, or a number "
                    "into an SBUF/PSUM tile)" % (loc, target.base.name, value))
-
-
-@_skip
-def _loop_reduce(tr, target, x, op, loc):
-    """t[idx] = nl.loop_reduce(x, op, loop_indices): NKI's t = op(t, x).
-    Into a tile no other op wrote before its first loop_reduce (an
-    nl.ndarray: the NKIBench kernels neuronxcc generates reduce so, with no
-    initial value) the reduction starts with the loop: the first write of
-    each region -- in the first iteration of the traced-once loops the
-    tile lives across and does not move with, as for a first nc_matmul
-    into PSUM (Trace.first_write) -- copies x, the later ones apply op.
-    The regions written are keyed as PSUM accumulation regions are
-    (_groups.acc_key), so an undone loop pass forgets them (docs/python.md
-    "Loop reductions")."""
-    from . import isa, _groups
-    from ._psum_pair import off_psum
-    x = off_psum(target, x, loc)
-    key = "loop_reduce:" + _groups.acc_key(target)
-    other = tr.lr_other.get(target.base.name)
-    if other is None:   # once per tile: written by another op before?
-        other = tr.lr_other[target.base.name] = _ever_written(tr, target.base.name)
-    if other or key in tr.psum_written:
-        isa.tensor_tensor(target, target, x, op)
-        return
-    tr.psum_written.add(key)
-    cond = False
-    if tr.frames:   # in a traced-once loop body
-        tr.frames[-1].psum.append(key)
-        cond = tr.first_write(target)
-    if cond is False:   # this op is the region's first write
-        isa.tensor_copy(target, x)
-        return
-    mark = len(tr.body)
-    isa.tensor_tensor(target, target, x, op)
-    later = tr.body[mark:]
-    del tr.body[mark:]
-    isa.tensor_copy(target, x)
-    first = tr.body[mark:]
-    del tr.body[mark:]
-    tr.body.append('{"op": "if", "cond": %s, "loc": "%s", "body": [\n%s\n], "else": [\n%s\n]}'
-                   % (json.dumps(cond), loc, ",\n".join(later), ",\n".join(first)))
 
 
 @_skip

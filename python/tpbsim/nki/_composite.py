@@ -556,6 +556,50 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, name=None, **kwar
     return LoopReduce(x, op, loc)
 
 
+def assign_loop_reduce(tr, target, x, op, loc):
+    """t[idx] = nl.loop_reduce(x, op, loop_indices): NKI's t = op(t, x).
+    Into a tile no other op wrote before its first loop_reduce (an
+    nl.ndarray: the NKIBench kernels neuronxcc generates reduce so, with no
+    initial value) the reduction starts with the loop: the first write of
+    each region -- in the first iteration of the traced-once loops the
+    tile lives across and does not move with, as for a first nc_matmul
+    into PSUM (Trace.first_write) -- copies x, the later ones apply op.
+    The regions written are keyed as PSUM accumulation regions are
+    (_groups.acc_key), so an undone loop pass forgets them (docs/python.md
+    "Loop reductions")."""
+    from . import isa, _groups
+    from ._beta1 import _ever_written
+    from ._psum_pair import off_psum
+    x = off_psum(target, x, loc)
+    key = "loop_reduce:" + _groups.acc_key(target)
+    other = tr.lr_other.get(target.base.name)
+    if other is None:   # once per tile: written by another op before?
+        other = tr.lr_other[target.base.name] = _ever_written(tr, target.base.name)
+    if other or key in tr.psum_written:
+        isa.tensor_tensor(target, target, x, op)
+        return
+    tr.psum_written.add(key)
+    cond = False
+    if tr.frames:   # in a traced-once loop body
+        tr.frames[-1].psum.append(key)
+        cond = tr.first_write(target)
+    if cond is False:   # this op is the region's first write
+        isa.tensor_copy(target, x)
+        return
+    mark = len(tr.body)
+    isa.tensor_tensor(target, target, x, op)
+    later = tr.body[mark:]
+    del tr.body[mark:]
+    isa.tensor_copy(target, x)
+    first = tr.body[mark:]
+    del tr.body[mark:]
+    tr.body.append('{"op": "if", "cond": %s, "loc": "%s", "body": [\n%s\n], "else": [\n%s\n]}'
+                   % (json.dumps(cond), loc, ",\n".join(later), ",\n".join(first)))
+
+
+_trace.SKIP.add(assign_loop_reduce.__code__)   # its ops' loc: the kernel line
+
+
 def device_print(prefix, x, mask=None):
     """nl.device_print(prefix, x): the kernel format's device_print of tile
     x (an HBM tensor of at most 128 rows is loaded into an SBUF tile
