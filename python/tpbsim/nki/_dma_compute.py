@@ -91,6 +91,17 @@ def _gathered(src):
     return isinstance(src, NkiTensor) and src.is_indirect()
 
 
+def _is_dst(src, dst, loc):
+    """Whether source src is dst itself (the same view, or the same text):
+    the read-modify-write forms name their destination as a source."""
+    return isinstance(src, NkiTensor) and (_beta1._same_view(src, dst) or
+                                           _t(src, "srcs", loc) == _t(dst, "dst", loc))
+
+
+def _unit_scales(scales):
+    return scales is None or all(float(x) == 1.0 for x in scales)
+
+
 def _gather_rmw_only(dst, srcs, scales, loc):
     """oob_mode.skip with a gathered source: NKI's gather read-modify-write
     form only, dst(SBUF) = dst + src(HBM)[indices] (two sources, one of
@@ -100,9 +111,7 @@ def _gather_rmw_only(dst, srcs, scales, loc):
     g = [s for s in srcs if _gathered(s)]
     rest = [s for s in srcs if not _gathered(s)]
     ok = (len(srcs) == 2 and len(g) == 1 and type(dst) is NkiTensor and not _gathered(dst) and
-          type(rest[0]) is NkiTensor and (_beta1._same_view(rest[0], dst) or
-                                          _t(rest[0], "srcs", loc) == _t(dst, "dst", loc)) and
-          (scales is None or all(float(x) == 1.0 for x in scales)))
+          type(rest[0]) is NkiTensor and _is_dst(rest[0], dst, loc) and _unit_scales(scales))
     if not ok:
         raise NkiError("%s: dma_compute: oob_mode.skip with a gathered (vector_offset) source "
                        "is supported in NKI's gather read-modify-write form only: "
@@ -120,13 +129,11 @@ def _scatter_rmw(dst, srcs, reduce_op, scales, unique_indices, oob, name, loc):
     refuses a repeated index as NKI's unique_indices=True allows none."""
     if _opn(reduce_op, "reduce_op", loc) != '"add"':
         raise NkiError("%s: dma_compute: reduce_op: only nl.add is supported" % loc)
-    same = [s for s in srcs if isinstance(s, NkiTensor) and (
-        _beta1._same_view(s, dst) or _t(s, "srcs", loc) == _t(dst, "dst", loc))]
+    same = [s for s in srcs if _is_dst(s, dst, loc)]
     data = [s for s in srcs if not any(s is x for x in same)]
     if not (len(srcs) == 2 and len(same) == 1 and len(data) == 1 and
             type(data[0]) is NkiTensor and not _gathered(data[0]) and
-            data[0].buffer == language.sbuf and
-            (scales is None or all(float(x) == 1.0 for x in scales))):
+            data[0].buffer == language.sbuf and _unit_scales(scales)):
         raise NkiError("%s: dma_compute: an indirect (vector_offset) dst is supported in NKI's "
                        "scatter read-modify-write form only: dma_compute(dst=rows, srcs=[rows, "
                        "data], reduce_op=nl.add) with rows = table.ap(..., vector_offset=idx) in "
