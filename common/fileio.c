@@ -453,10 +453,7 @@ int fio_rmtree(const char *path)
         return 0;
     if (!is_dir_errno(errno))
         return -1;
-    int rc = rmtree_dir(path);
-    if (rmdir(path))
-        rc = -1;
-    return rc;
+    return fio_rmtree_dir(path);
 }
 
 int fio_fsync_tree(const char *path, tpb_err_t *err)
