@@ -134,14 +134,19 @@ static void test_read_kernel_text(void **state)
 /* With the tree's arena given, a large text goes at the start of the
  * arena's chunk and the tree parsed from it right after the text in the
  * same chunk (one mapping); a small one stays malloc'ed and the arena
- * empty. */
+ * empty.  "Large" is the chunk's size, text and presized tree: a text of
+ * 600 KiB (compile-live's size), below TPB_ARRAY_MAP_MIN on its own,
+ * shares the tree's mapping too. */
 static void test_read_kernel_text_in_tree(void **state)
 {
     (void)state;
     char path[64];
     snprintf(path, sizeof path, "/tmp/tpb_read_tree_%ld.json", (long)getpid());
-    for (int big = 0; big < 2; big++) {
-        size_t n = big ? TPB_ARRAY_MAP_MIN + ((size_t)300 << 10) : 40;   /* a JSON array of 0s */
+    size_t sizes[] = {40, (size_t)600 << 10, TPB_ARRAY_MAP_MIN + ((size_t)300 << 10)};
+    assert_true(sizes[1] < TPB_ARRAY_MAP_MIN && tpb_json_arena_presize(sizes[1]) > 0);
+    for (int z = 0; z < 3; z++) {
+        bool big = z > 0;
+        size_t n = sizes[z];   /* a JSON array of 0s */
         char *s = malloc(n);
         assert_non_null(s);
         s[0] = '[';
