@@ -99,9 +99,35 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     return 0;
 }
 
+/* A block of TPB_ARRAY_MAP_MIN / 2 up to TPB_ARRAY_MAP_MIN bytes, which
+ * one doubling takes past TPB_ARRAY_MAP_MIN: a spare's first pages
+ * (faulted already, so their room costs nothing) rather than a heap block
+ * that an op lowering to two instructions (a DMA's descriptor and
+ * trigger: compile-live's 6 000 ops, 12 020 instructions) outgrows and
+ * copies into a mapping.  A smaller block stays in the heap (a spare
+ * taken for it is one a later phase maps afresh).  false: not such a
+ * block, or no spare (the caller reserves as before). */
+static bool reserve_from_spare(bir_block_t *b, int n)
+{
+    size_t elem = sizeof *b->insts, bytes = (size_t)n * elem;
+    if (!b->spare || bytes < TPB_ARRAY_MAP_MIN / 2 || bytes >= TPB_ARRAY_MAP_MIN ||
+        (size_t)b->cap * elem >= TPB_ARRAY_MAP_MIN)
+        return false;
+    bir_inst_t *p = tpb_spare_take(b->spare, TPB_ARRAY_MAP_MIN);
+    if (!p)
+        return false;
+    size_t nc = tpb_array_room(TPB_ARRAY_MAP_MIN) / elem;
+    if (b->ninsts)
+        memcpy(p, b->insts, (size_t)b->ninsts * elem);
+    tpb_array_free(b->insts, (size_t)b->cap * elem);
+    b->insts = p;
+    b->cap = (int)nc;   /* 2 MiB of 96-byte records */
+    return true;
+}
+
 int bir_block_reserve(bir_block_t *b, int n, tpb_err_t *err)
 {
-    if (n <= b->cap)
+    if (n <= b->cap || reserve_from_spare(b, n))
         return 0;
     /* all the room a mapping has (its last 2 MiB page is faulted whole) */
     size_t nc = tpb_array_room((size_t)n * sizeof *b->insts) / sizeof *b->insts;

@@ -584,12 +584,12 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
-    /* as fj_exec_for: an op a statement, a tensor a tile statement (a walk
-     * of the statements only; estimate_block here cost more than the
-     * growth it saves) */
+    /* as fj_exec_for: an op a statement but a tile statement (it adds a
+     * tensor, no op), a tensor a tile statement (a walk of the statements
+     * only; estimate_block here cost more than the growth it saves) */
     int nstmts;
     int64_t tiles = fj_count_tiles(body, &nstmts);
-    enc_builder_reserve(&j->b, nstmts, tiles);
+    enc_builder_reserve(&j->b, nstmts - tiles, tiles);
     /* a name each at most (a loop's tile statement is one name however
      * many tensors its iterations declare: fj_exec_for reserves no names) */
     enc_reserve_names(&j->b, tiles);

@@ -53,13 +53,24 @@ static uint8_t *read_mapped(int fd, size_t size)
     return b;
 }
 
+/* The chunk read_into_tree reserves for a text of `size` bytes: the text,
+ * then the tree's presized room (+ 64: its first block is aligned after
+ * the text); 0 when there is no presized room or the sum overflows.  The
+ * chunk, not the text alone, decides whether the text goes there: a text
+ * of 256 KiB-1 MiB (compile-live's 560 KB) is below TPB_ARRAY_MAP_MIN on
+ * its own, and went to the heap beside a tree mapping of its own. */
+static size_t text_tree_bytes(size_t size)
+{
+    size_t presize = tpb_json_arena_presize(size);
+    return presize && presize <= SIZE_MAX - size - 64 ? size + 64 + presize : 0;
+}
+
 /* The text into the empty arena tree, with the tree's presized room after
  * it in the same chunk; NULL when it reads otherwise (tree emptied). */
 static uint8_t *read_into_tree(int fd, size_t size, tpb_arena_t *tree)
 {
-    size_t presize = tpb_json_arena_presize(size);
-    /* + 64: the tree's first block is aligned after the text */
-    if (tree->head || presize > SIZE_MAX - size - 64 || tpb_arena_reserve(tree, size + 64 + presize))
+    size_t bytes = text_tree_bytes(size);
+    if (tree->head || !bytes || tpb_arena_reserve(tree, bytes))
         return NULL;
     uint8_t *b = tpb_arena_alloc(tree, size + 1, 1);   /* fresh chunk: not cleared */
     if (!b || !read_exact(fd, b, size)) {
@@ -78,7 +89,7 @@ int enc_read_kernel_text(const char *path, tpb_arena_t *tree, enc_text_t *t, tpb
     int fd = fio_open_whole(path, &size, err);
     if (fd < 0)
         return -1;
-    if (size > 0 && tpb_array_fresh_zero(size + 1)) {   /* a mapping */
+    if (size > 0 && tpb_array_fresh_zero(tree ? text_tree_bytes(size) : size + 1)) {   /* a mapping */
         t->buf = tree ? read_into_tree(fd, size, tree) : read_mapped(fd, size);
         if (t->buf) {
             close(fd);

@@ -82,7 +82,7 @@ static bool table_room(pindex_t *x)
     size_t nc = x->cap ? 2 * x->cap : 1024;
     while (x->cap && nc < 2 * x->hint)
         nc *= 2;
-    pix_slot_t *ns = sched_pool_take(x->pool, nc * sizeof *ns);   /* zero-filled too */
+    pix_slot_t *ns = sched_pool_take_zero(x->pool, nc * sizeof *ns);
     if (!ns)
         ns = tpb_array_zalloc(nc * sizeof *ns);
     if (!ns)

@@ -13,7 +13,11 @@ void sched_pool_init(sched_pool_t *p, size_t bytes, tpb_spare_t *spare)
     if (bytes < TPB_ARRAY_MAP_MIN || !tpb_array_fresh_zero(bytes))
         return;
     p->spare = spare;
-    p->base = tpb_spare_take_zero(spare, bytes);
+    /* a spare as it is: only the blocks asked for zeroed are cleared, at
+     * sched_pool_take_zero (compile-live: a 0.5 MiB hash table of a 1.7
+     * MiB pool, where the whole pool was cleared) */
+    p->base = tpb_spare_take(spare, bytes);
+    p->stale = p->base != NULL;
     if (!p->base)
         p->base = tpb_array_zalloc(bytes);
     p->bytes = p->base ? bytes : 0;
@@ -35,6 +39,14 @@ void *sched_pool_take(sched_pool_t *p, size_t bytes)
         return NULL;
     p->used = at + bytes;
     return p->base + at;
+}
+
+void *sched_pool_take_zero(sched_pool_t *p, size_t bytes)
+{
+    void *q = sched_pool_take(p, bytes);
+    if (q && p->stale)
+        memset(q, 0, bytes);
+    return q;
 }
 
 bool sched_pool_has(const sched_pool_t *p, const void *q)

@@ -31,19 +31,25 @@ typedef struct {
     char *base;      /* NULL: no pool (every take fails) */
     size_t bytes;    /* its size (a fresh mapping: zero until written) */
     size_t used;
+    bool stale;      /* base is a spare mapping: its bytes are not zero */
     tpb_spare_t *spare;   /* where base came from and goes back to; NULL: none */
 } sched_pool_t;
 
 /* A pool of `bytes` (0, or below TPB_ARRAY_MAP_MIN: none, as a small one
  * would not be a fresh, zero-filled mapping); out of memory leaves none.
- * spare: NULL, or the job's spare mappings, taken from (cleared) and given
- * back to at sched_pool_free. */
+ * spare: NULL, or the job's spare mappings, taken from (as they are: the
+ * blocks are cleared when taken with sched_pool_take_zero) and given back
+ * to at sched_pool_free. */
 void sched_pool_init(sched_pool_t *p, size_t bytes, tpb_spare_t *spare);
 void sched_pool_free(sched_pool_t *p);
 /* A block of `bytes` (at least SCHED_MAP_FROM, else NULL: small blocks
- * stay in malloc), 64-byte aligned, zero-filled; NULL when p is NULL or
- * the block does not fit. */
+ * stay in malloc), 64-byte aligned, its bytes unspecified (the owner
+ * writes before it reads); NULL when p is NULL or the block does not
+ * fit. */
 void *sched_pool_take(sched_pool_t *p, size_t bytes);
+/* sched_pool_take's block with every byte zero (cleared here only when
+ * the pool came from the spares: a fresh mapping is zero already). */
+void *sched_pool_take_zero(sched_pool_t *p, size_t bytes);
 /* Whether block q came from pool p. */
 bool sched_pool_has(const sched_pool_t *p, const void *q);
 /* A block of new_bytes for an array now in block old (old_bytes, NULL

@@ -643,10 +643,13 @@ tir_op_t *tir_ops_new(int cap);
  * unchanged).  Free it with tir_array_free(p, *cap, elem). */
 void *tir_array_reserve(void *p, int *cap, int need, size_t elem, int first, bool zero);
 /* A hint that about `ops` ops and `tensors` tensors are coming (a loop
- * about to unroll): an array they take past TPB_ARRAY_MAP_MIN bytes gets a
- * mapping of that size now, rather than growing through 4 KiB-page malloc
- * blocks first.  A guess either way: too small, the array grows on as it
- * fills; too large, the untouched room costs no memory.  Never fails. */
+ * about to unroll, a flat body): an array they take past TPB_ARRAY_MAP_MIN
+ * bytes gets a mapping of that size now, rather than growing through
+ * 4 KiB-page malloc blocks first; a smaller one a heap block of exactly
+ * that size (not a power of two that may cross into a mapping).  A guess
+ * either way: too small, the array grows on as it fills; too large, the
+ * untouched room costs no memory (below TPB_ARRAY_MAP_MIN: heap address
+ * space).  Never fails. */
 void tir_reserve_hint(tir_kernel_t *k, int64_t ops, int64_t tensors);
 void tir_ops_set(tir_kernel_t *k, tir_op_t *ops, int n, int cap);
 /* Record a loop about to run trips iterations starting at op k->nops;

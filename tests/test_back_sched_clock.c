@@ -270,6 +270,40 @@ static void test_pool(void **state)
     assert_null(p.base);
 }
 
+/* A pool from the job's spare mappings keeps their stale bytes: only a
+ * block asked for zeroed (sched_pool_take_zero: the index's hash table)
+ * is cleared, the others (written before read) are left as they are;
+ * from a fresh mapping both are zero with nothing cleared. */
+static void test_pool_from_spare(void **state)
+{
+    (void)state;
+    size_t room = TPB_ARRAY_MAP_MIN, q = room / 4;
+    tpb_spare_t spare;
+    memset(&spare, 0, sizeof spare);
+    unsigned char *old = tpb_array_grow(NULL, 0, room);
+    assert_non_null(old);
+    memset(old, 0x5a, room);   /* the last owner's bytes */
+    tpb_spare_put(&spare, old, room);
+    sched_pool_t p;
+    sched_pool_init(&p, room, &spare);
+    if (!p.base)
+        skip();
+#ifdef __linux__
+    assert_true(p.stale);   /* the spare's pages, not a fresh mapping */
+#endif
+    unsigned char *raw = sched_pool_take(&p, q);
+    unsigned char *zero = sched_pool_take_zero(&p, q);
+    assert_non_null(raw);
+    assert_non_null(zero);
+    for (size_t i = 0; i < q; i += 512) {
+        assert_int_equal(zero[i], 0);
+        assert_int_equal(raw[i], p.stale ? 0x5a : 0);
+    }
+    assert_int_equal(zero[q - 1], 0);
+    sched_pool_free(&p);
+    tpb_spare_release(&spare);
+}
+
 /* Logs that outgrow their first room share one pool, and a log past its
  * pooled room moves to a block of its own; merges stay exact. */
 static void test_pooled_logs(void **state)
@@ -303,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_sparse_cost),
         cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_from_spare),
         cmocka_unit_test(test_pooled_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -474,6 +474,57 @@ static void test_block_reserve(void **state)
     bir_module_free(&m);
 }
 
+/* bir_block_reserve with the job's spares: a block one doubling takes past
+ * TPB_ARRAY_MAP_MIN (half of it or more) is a spare's pages, whole, with
+ * the instructions already there; a smaller one stays malloc'ed and
+ * leaves the spare to a later phase. */
+static void test_block_reserve_spare(void **state)
+{
+    (void)state;
+    tpb_spare_t spare;
+    memset(&spare, 0, sizeof spare);
+    char *old = tpb_array_grow(NULL, 0, TPB_ARRAY_MAP_MIN);
+    assert_non_null(old);
+    memset(old, 1, TPB_ARRAY_MAP_MIN);   /* its pages in memory: kept by the put */
+    tpb_spare_put(&spare, old, TPB_ARRAY_MAP_MIN);
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    bir_module_use_spare(&m, &spare);
+    bir_block_t *b = bir_main_block(&m);
+    assert_int_equal(bir_block_reserve(b, 10, &err), 0);   /* small: the heap */
+    assert_int_equal(b->cap, 10);
+    for (int i = 0; i < 5; i++) {
+        bir_inst_t in;
+        bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+        in.tir_op = i;
+        assert_int_equal(bir_block_append(b, &in, &err), i);
+    }
+    int half = (int)(TPB_ARRAY_MAP_MIN / 2 / sizeof(bir_inst_t)) + 1;
+    assert_int_equal(bir_block_reserve(b, half, &err), 0);
+#ifdef __linux__
+    assert_ptr_equal(b->insts, old);   /* the spare's pages, not a heap block */
+    assert_int_equal((size_t)b->cap,
+                     tpb_array_room(TPB_ARRAY_MAP_MIN) / sizeof(bir_inst_t));
+#endif
+    assert_true(b->cap >= half);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(b->insts[i].tir_op, i);
+    for (int i = 5; i < 2 * half; i++) {   /* the doubling a DMA's two instructions make */
+        bir_inst_t in;
+        bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+        in.tir_op = i;
+        assert_int_equal(bir_block_append(b, &in, &err), i);
+    }
+#ifdef __linux__
+    assert_ptr_equal(b->insts, old);   /* grown in its room: no copy */
+#endif
+    for (int i = 0; i < 2 * half; i++)
+        assert_int_equal(b->insts[i].tir_op, i);
+    bir_module_free(&m);
+    tpb_spare_release(&spare);
+}
+
 /* A copy adopted by another module keeps its name after the first module is
  * freed (the multi-core link clones each core's module, then frees it). */
 static void test_adopt_outlives_source(void **state)
@@ -706,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_append_refuses_unnamed),
         cmocka_unit_test(test_name_tail_in_slot),
         cmocka_unit_test(test_block_reserve),
+        cmocka_unit_test(test_block_reserve_spare),
         cmocka_unit_test(test_adopt_outlives_source),
         cmocka_unit_test(test_rare_copy_on_write),
         cmocka_unit_test(test_adopt_rare),

@@ -134,14 +134,19 @@ static void test_read_kernel_text(void **state)
 /* With the tree's arena given, a large text goes at the start of the
  * arena's chunk and the tree parsed from it right after the text in the
  * same chunk (one mapping); a small one stays malloc'ed and the arena
- * empty. */
+ * empty.  "Large" is the chunk's size, text and presized tree: a text of
+ * 600 KiB (compile-live's size), below TPB_ARRAY_MAP_MIN on its own,
+ * shares the tree's mapping too. */
 static void test_read_kernel_text_in_tree(void **state)
 {
     (void)state;
     char path[64];
     snprintf(path, sizeof path, "/tmp/tpb_read_tree_%ld.json", (long)getpid());
-    for (int big = 0; big < 2; big++) {
-        size_t n = big ? TPB_ARRAY_MAP_MIN + ((size_t)300 << 10) : 40;   /* a JSON array of 0s */
+    size_t sizes[] = {40, (size_t)600 << 10, TPB_ARRAY_MAP_MIN + ((size_t)300 << 10)};
+    assert_true(sizes[1] < TPB_ARRAY_MAP_MIN && tpb_json_arena_presize(sizes[1]) > 0);
+    for (int z = 0; z < 3; z++) {
+        bool big = z > 0;
+        size_t n = sizes[z];   /* a JSON array of 0s */
         char *s = malloc(n);
         assert_non_null(s);
         s[0] = '[';
@@ -200,6 +205,48 @@ static void test_many_tiles(void **state)
     free(js);
 }
 
+/* A flat body's ops and tensors arrays are sized once, exactly, from its
+ * statements (compile-live's shape: tiles declared, loaded, stored): an
+ * op per statement that is not a tile declaration, a tensor per tile.
+ * The tile statements took op slots, and a heap-size array grew by
+ * doubling (1 024 op slots here; 8 192 for compile-live's 6 000 ops, past
+ * TPB_ARRAY_MAP_MIN into a mapping of its own). */
+static void test_flat_body_sized_once(void **state)
+{
+    (void)state;
+    enum { TILES = 300 };
+    size_t cap = 256 * TILES + 1024, len = 0;
+    char *js = malloc(cap);
+    assert_non_null(js);
+    len += (size_t)snprintf(js + len, cap - len,
+                            "{\"kernel\": \"k\", \"inputs\": [{\"name\": \"a\", \"shape\": [%d, 4], "
+                            "\"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"o\", \"shape\": "
+                            "[%d, 4], \"dtype\": \"float32\"}], \"body\": [",
+                            TILES, TILES);
+    for (int i = 0; i < TILES; i++)
+        len += (size_t)snprintf(js + len, cap - len,
+                                "{\"op\": \"tile\", \"name\": \"t%d\", \"shape\": [1, 4], "
+                                "\"dtype\": \"float32\"}, ", i);
+    for (int i = 0; i < TILES; i++)
+        len += (size_t)snprintf(js + len, cap - len,
+                                "{\"op\": \"load\", \"dst\": \"t%d\", \"src\": \"a[%d:%d, :]\"}, ",
+                                i, i, i + 1);
+    for (int i = 0; i < TILES; i++)
+        len += (size_t)snprintf(js + len, cap - len,
+                                "{\"op\": \"store\", \"dst\": \"o[%d:%d, :]\", \"src\": \"t%d\"}%s",
+                                i, i + 1, i, i + 1 < TILES ? ", " : "]}");
+    assert_true(len < cap);
+    tir_kernel_t k;
+    tpb_err_t err = {0};
+    assert_int_equal(enc_parse_kernel_json(js, len, "k.json", NULL, NULL, 0, &k, &err), 0);
+    assert_int_equal(k.nops, 2 * TILES);
+    assert_int_equal(k.cap_ops, 2 * TILES);
+    assert_int_equal(k.ntensors, 2 + TILES);
+    assert_int_equal(k.cap_tensors, 2 + TILES);
+    tir_kernel_free(&k);
+    free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_read_kernel_text),
         cmocka_unit_test(test_read_kernel_text_in_tree),
         cmocka_unit_test(test_many_tiles),
+        cmocka_unit_test(test_flat_body_sized_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
