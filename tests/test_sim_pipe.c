@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ops.h"
 #include "sim_testlib.h"
 #include "target.h"
 
@@ -182,6 +183,28 @@ static void test_semaphore_sees_latency(void **state)
     }
 }
 
+/* Pool keeps its start-up as occupancy (GpSimd runs each instruction as
+ * software on its cores): two independent Pool copies take the whole
+ * pool_static_overhead + N each; TensorLoad/TensorStore (flat min_ii)
+ * and PE have no result latency. */
+static void test_pool_and_others_unchanged(void **state)
+{
+    (void)state;
+    const tpb_target_t *t = trn2();
+    tb_t b;
+    tb_init(&b, 1);
+    tb_add(&b, 0, TB_POOL, copy(0, 1, N));
+    tb_add(&b, 0, TB_POOL, copy(2, 3, N));
+    assert_int_equal(run_cycles(&b, false), ref_of(t->clk_pool, 2 * (t->pool_static_overhead + N)));
+    tb_free(&b);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_DVE, ISA_OP_TENSOR_COPY), t->dve_static_overhead);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_ACT, ISA_OP_ACTIVATION), t->act_static_overhead);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_POOL, ISA_OP_TENSOR_COPY), 0);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_PE, ISA_OP_MATMUL), 0);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_DVE, ISA_OP_TENSOR_LOAD), 0);
+    assert_int_equal(sim_result_latency(t, ISA_ENG_ACT, ISA_OP_TENSOR_STORE), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_pointer_operand_dependency),
         cmocka_unit_test(test_tiny_chain_on_act),
         cmocka_unit_test(test_semaphore_sees_latency),
+        cmocka_unit_test(test_pool_and_others_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
