@@ -92,6 +92,24 @@ typedef struct {
 /* Seed every lane and slot from one 64-bit seed (SetRngSeed, tpb sim --seed). */
 void sim_rng_seed(sim_rng_t *r, uint64_t seed);
 
+/* The memory a compute instruction touches, noted operand by operand as
+ * they are resolved (ops.h sim_opnd_tap, tap.c sim_opnd_ptr): the engine's
+ * result pipeline (pipe.c) finds an instruction's read-after-write and
+ * write-after-write hazards on results still in flight with it.  A region
+ * is one operand's space, partitions [p0, p1) and byte range [lo, hi)
+ * inside a partition (its bounding range: interleaved patterns overlap). */
+typedef struct {
+    uint32_t lo, hi;
+    uint8_t space, p0, p1;
+    bool wr;                    /* the operand is written */
+} sim_region_t;
+#define SIM_FP_REGIONS 8
+typedef struct {
+    sim_region_t r[SIM_FP_REGIONS];
+    uint8_t n;
+    bool all;                   /* more operands than fit: counts as touching everything */
+} sim_fp_t;
+
 typedef struct sim_exec_ctx {
     const tpb_target_t *target;
     int core;                   /* for messages */
@@ -113,6 +131,8 @@ typedef struct sim_exec_ctx {
     struct sim_plan *plan;      /* the running instruction's class: its resolved operands
                                    (ops.h sim_plan_t), or NULL */
     unsigned plan_i;            /* operands resolved so far by this instruction */
+    sim_fp_t *fp;               /* where the operands resolved are noted (sim_fp_note),
+                                   or NULL: not needed (no result pipeline) */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
     bool data_fail;             /* the failure came from values (sim_fail_data), not from
                                    the instruction's fields (sim_fail) */

@@ -106,8 +106,10 @@ int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *
 
 void sim_memo_free(sim_engine_t *e)
 {
-    for (uint32_t k = 0; e->memo && k < e->nclasses; k++)
+    for (uint32_t k = 0; e->memo && k < e->nclasses; k++) {
         free(e->memo[k].plan);
+        free(e->memo[k].fp);
+    }
     free(e->memo);   /* cls is in step's block (sim_memo_build) */
     e->cls = NULL;
     e->memo = NULL;

@@ -102,6 +102,22 @@ static inline bool sim_tap_same(const isa_tap_t *a, const isa_tap_t *b)
             (sim_ld64(x + 48) ^ sim_ld64(y + 48))) == 0;
 }
 
+/* Note a resolved operand in ctx->fp (exec.h sim_fp_t). */
+static inline void sim_fp_note(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
+{
+    sim_fp_t *fp = ctx->fp;
+    if (!fp)
+        return;
+    if (fp->n == SIM_FP_REGIONS) {
+        fp->all = true;
+        return;
+    }
+    fp->r[fp->n++] = (sim_region_t){ .lo = (uint32_t)o->lo, .hi = (uint32_t)o->hi,
+                                     .space = (uint8_t)o->space, .p0 = (uint8_t)o->start,
+                                     .p1 = (uint8_t)(o->start + o->nparts),
+                                     .wr = (o->acc & SIM_WR) != 0 };
+}
+
 /* sim_opnd_tap without a plan hit: resolves in full and, with a plan,
  * stores the result in slot k (tap.c). */
 int sim_opnd_tap_slow(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
@@ -125,6 +141,7 @@ static inline int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap
             *o = *c;
             o->plan = pl;
             o->pslot = k;
+            sim_fp_note(ctx, o);
             return 0;
         }
     }
@@ -430,8 +447,10 @@ static inline bool sim_tap_strided(const isa_tap_t *t)
     return s * isa_dtype_size(t->dtype) > 16;
 }
 
-/* Fixed issue overhead + max(min_ii, work) on DVE and Activation; Pool
- * (GpSimd) has no minimum initiation interval. */
+/* Static overhead + max(min_ii, work) on DVE and Activation; Pool
+ * (GpSimd) has no minimum initiation interval.  The cost is the time from
+ * issue to the result; on DVE and Activation the static overhead of it is
+ * result latency, not engine occupancy (sim_result_latency, pipe.c). */
 static inline uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work)
 {
     return t->dve_static_overhead + (work > t->min_ii ? work : t->min_ii);
@@ -445,6 +464,27 @@ static inline uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work)
 static inline uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work)
 {
     return t->pool_static_overhead + work;
+}
+
+/* Cycles of an engine's compute cost that are result latency: the
+ * static overhead of the DVE and Activation envelopes (ARCH2 pays it when
+ * an instruction depends on the previous one; COST's MIN_II is the issue
+ * interval of independent ones).  Pool's ~150-cycle start-up stays
+ * occupancy (docs/timing-compute.md "Engine envelopes"). */
+static inline uint64_t sim_engine_result_latency(const tpb_target_t *t, isa_engine_t e)
+{
+    return e == ISA_ENG_DVE ? t->dve_static_overhead
+           : e == ISA_ENG_ACT ? t->act_static_overhead
+                              : 0;
+}
+
+/* The result latency of op on engine e: TensorLoad and TensorStore have a
+ * flat cost without the envelope, so none. */
+static inline uint64_t sim_result_latency(const tpb_target_t *t, isa_engine_t e, isa_op_t op)
+{
+    if (op == ISA_OP_TENSOR_LOAD || op == ISA_OP_TENSOR_STORE)
+        return 0;
+    return sim_engine_result_latency(t, e);
 }
 
 /* Cost of a vector-class op on whichever engine runs it. */

@@ -195,6 +195,8 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     sim_memo_t *m = k != SIM_NO_CLASS ? &e->memo[k] : NULL;
     if (m && m->checked) {
         *cycles = m->cost;
+        e->cur_fp = m->fp;
+        e->cur_lat = m->lat;
         return 0;
     }
     const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
@@ -216,6 +218,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
             .timing_only = s->opt.timing_only, .pool = s->pool, .scratch = &e->scratch,
             .tap_memo = e->tap_memo, .err = err,
+            .fp = sim_engine_result_latency(s->t, e->id) ? &e->fp : NULL,
         };
         e->ctx_ok = true;
     }
@@ -225,12 +228,16 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     if (err)
         err->msg[0] = 0;
     e->ctx.data_fail = false;
+    e->fp.n = 0;
+    e->fp.all = false;
     if (impl->exec(&e->ctx, d) != 0) {
         s->err_class = e->ctx.data_fail ? SIM_ERR_RUN : SIM_ERR_FIELD;
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);
     }
+    e->cur_fp = e->ctx.fp;
+    e->cur_lat = e->ctx.fp ? sim_result_latency(s->t, e->id, d->inst.op) : 0;
     if (!m) {
         *cycles = impl->cost(s->t, e->id, d);
         return 0;
@@ -240,7 +247,18 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         m->cost_ok = true;
     }
     *cycles = m->cost;
-    m->checked = s->opt.timing_only && !c->sbuf_init && !c->psum_init && sim_memo_pure(d);
+    bool checked = s->opt.timing_only && !c->sbuf_init && !c->psum_init && sim_memo_pure(d);
+    /* a checked member skips its execution: its class keeps the memory it
+     * touches (a pure opcode's operands are its fields') */
+    if (checked && e->cur_fp && !m->fp) {
+        m->fp = malloc(sizeof *m->fp);
+        if (m->fp)
+            *m->fp = *e->cur_fp;
+        else
+            checked = false;
+    }
+    m->lat = e->cur_lat;
+    m->checked = checked;
     return 0;
 }
 
@@ -410,8 +428,11 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         /* a member of a class that passed its checks (memo.c): its cost,
          * as exec_compute would give it (only compute opcodes get there) */
         uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
+        e->cur_fp = NULL;
         if (k != SIM_NO_CLASS && e->memo[k].checked) {
             cycles = e->memo[k].cost;
+            e->cur_fp = e->memo[k].fp;
+            e->cur_lat = e->memo[k].lat;
             next = e->idx + 1;
         } else if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
@@ -420,16 +441,31 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         if (e->id == ISA_ENG_PE)
             cycles = sim_pe_pipelined_cycles(&e->pe_bg_cycles, d->inst.op, cycles,
                                              now == e->issue_ps);
-        uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
+        /* the result pipeline (pipe.c): the engine is busy for the cost
+         * less the result latency, and a compute instruction starts after
+         * the results in flight that it reads or overwrites */
+        uint64_t rlat = 0;
+        if (e->cur_fp) {
+            rlat = e->cur_lat < cycles ? e->cur_lat : cycles - 1;
+            uint64_t r = sim_pipe_ready(e, e->cur_fp, c0);
+            if (r != c0) {
+                c0 = r;
+                start = sim_cycle_to_ps(c0, e->clk_mhz);
+            }
+        }
+        uint64_t c_end = c0 + cycles - rlat;
+        uint64_t end = sim_cycle_to_ps(c_end, e->clk_mhz);
         if (end < start)
             end = start;
         e->edge_ps = end;
-        e->edge_cycle = c0 + cycles;
+        e->edge_cycle = c_end;
+        uint64_t c_done = sim_pipe_issue(e, e->cur_fp, c_end, rlat);
+        uint64_t done = c_done == c_end ? end : sim_cycle_to_ps(c_done, e->clk_mhz);
         const isa_sync_t *h = &d->inst.sync;
         bool hold = false;
         unsigned step = st->flags;
         if (step & (SIM_STEP_UPD_READ | SIM_STEP_UPD_END)) {
-            uint64_t at = (step & SIM_STEP_UPD_READ ? start : end) + lat;
+            uint64_t at = (step & SIM_STEP_UPD_READ ? start : done) + lat;
             sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
                              .pc = st->pc, .start_ps = start };
             if (!(step & SIM_STEP_UPD_REMOTE) && at > end) {
@@ -457,15 +493,15 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             tr.end_ps = end;
             sim_trace_inst(s, &tr);
         }
-        if (end > s->max_ps)
+        if (done > s->max_ps)
             return cycle_limit_error(s, c, e, err);
         if (s->ninst >= s->next_progress) {
             s->next_progress += 1u << 20;
             if (s->opt.progress)
                 s->opt.progress(s->opt.progress_user, sim_ps_to_ref_cycles(s->t, end), s->ninst);
         }
-        if (end > s->end_ps)
-            s->end_ps = end;
+        if (done > s->end_ps)
+            s->end_ps = done; /* the run ends when the last result is written */
         now = end;
         e->issue_ps = end;
         if (next == SIZE_MAX) {

@@ -55,7 +55,20 @@ typedef struct {
                                     (pure opcodes only: sim_memo_pure) */
     bool ran;                    /* a member ran (its plan is made on the second) */
     struct sim_plan *plan;       /* the operands a member resolved (ops.h), or NULL */
+    sim_fp_t *fp;                /* once checked: the memory a member touches (pipe.c) */
+    uint64_t lat;                /* a member's result latency (pipe.c) */
 } sim_memo_t;
+
+/* A result still in flight on its engine (pipe.c): the engine cycle at
+ * which it is written and the regions written. */
+#define SIM_FLY_REGIONS 4
+#define SIM_FLY 8
+typedef struct {
+    uint64_t done;
+    sim_region_t r[SIM_FLY_REGIONS];
+    uint8_t n;
+    bool all;                    /* writes counted as touching everything */
+} sim_fly_t;
 
 typedef struct {
     bool present;                /* has a stream */
@@ -88,6 +101,15 @@ typedef struct {
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
     uint64_t pe_bg_cycles;       /* PE: cycles of the Matmul just run (background LS) */
+    /* the result pipeline (pipe.c, docs/timing.md "Result latency") */
+    sim_fp_t fp;                 /* the running compute instruction's operands */
+    const sim_fp_t *cur_fp;      /* its footprint (fp or its class's), NULL: not a
+                                    compute instruction or no result pipeline */
+    uint64_t cur_lat;            /* its result latency, engine cycles (with cur_fp) */
+    sim_fly_t fly[SIM_FLY];      /* results in flight, oldest first (ring from fly0) */
+    unsigned fly0, nfly;
+    uint64_t retire_cycle;       /* engine cycle by which every result issued is written */
+    uint64_t flush_cycle;        /* results dropped from a full ring are written by then */
     sim_ref_t barrier_last;      /* the last arriver that released us */
     uint32_t barrier_seq;        /* the rendezvous it waits at: its core's arrival
                                     number at barriers of that cores mask */
@@ -585,6 +607,15 @@ static inline sim_event_t sim_step_event(const sim_step_t *st, unsigned core, ui
     return (sim_event_t){ .t = t, .kind = EV_SEM, .core = (uint8_t)core, .unit = st->upd_sem,
                           .val = (uint32_t)st->upd_op << 24 | st->upd_val, .ref = writer };
 }
+
+/* ---- pipe.c: results in flight on an engine ---- */
+/* The first engine cycle >= c0 at which an instruction touching fp may
+ * start: after every result in flight that it reads or overwrites. */
+uint64_t sim_pipe_ready(sim_engine_t *e, const sim_fp_t *fp, uint64_t c0);
+/* An instruction leaves the engine at cycle end with a result latency of
+ * lat cycles: returns the cycle at which its result is written (results
+ * are written in program order) and keeps fp's writes in flight until then. */
+uint64_t sim_pipe_issue(sim_engine_t *e, const sim_fp_t *fp, uint64_t end, uint64_t lat);
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

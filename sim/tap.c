@@ -389,6 +389,7 @@ int sim_opnd_tap_slow(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
         pl->o[k] = *o;
         pl->row_ok = false;
     }
+    sim_fp_note(ctx, o);
     return 0;
 }
 
@@ -414,7 +415,10 @@ int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
     o->lstep = o->esize;
     o->lo = p->addr;
     o->hi = (int64_t)p->addr + (int64_t)nelems * o->esize;
-    return opnd_common(ctx, o, name, acc);
+    if (opnd_common(ctx, o, name, acc) != 0)
+        return -1;
+    sim_fp_note(ctx, o);
+    return 0;
 }
 
 void sim_copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_opnd_t *dst,

@@ -69,10 +69,9 @@ def test_scalar_engine_perf_mode_on_trn3(dtype, ratio):
         got = np.asarray(r.outputs, np.float32)
         np.testing.assert_allclose(got, np.exp(a), rtol=1e-5 if dtype == np.float32 else 2e-2)
         busy[tg] = r.engines()["Activation"]["busy_cycles"]
-    # per instruction: 100 + N on trn2, 100 + N / 2 for bf16 on trn3
-    n = 2048
-    want = (100 + n * ratio) / (100 + n)
-    assert abs(busy["trn3"] / busy["trn2"] - want) < 0.02, busy
+    # busy per instruction: N on trn2, N / 2 for bf16 on trn3 (the static
+    # overhead is result latency, not busy time: docs/timing-compute.md)
+    assert abs(busy["trn3"] / busy["trn2"] - ratio) < 0.02, busy
 
 
 def _wide_matmul(N, dst_dt, double_row=False):
