@@ -109,19 +109,29 @@ static double engine_ghz(const tpb_target_t *t, int e)
     }
 }
 
-/* What engine e takes for in, ps: the simulator's cost of a compute
- * instruction, the sequencer's issue cost of anything else (docs/timing.md). */
-static uint64_t cost_ps(const tpb_target_t *t, const bir_inst_t *in, int e)
+/* The instruction as the simulator's cost functions take it (op and body;
+ * they read nothing else). */
+static void decoded_of(const bir_inst_t *in, isa_decoded_t *d)
 {
-    const sim_opimpl_t *impl = sim_opimpl((isa_op_t)in->isa.op);
-    uint64_t cyc = t->seq_issue_cycles;
-    if (impl && impl->cost && !in->is_dma_desc) {
-        isa_decoded_t d;
-        d.inst.op = (isa_op_t)in->isa.op;
-        memcpy(&d.inst.f, bir_body(in), bir_body_size(in->isa.op));
-        cyc = impl->cost(t, (isa_engine_t)e, &d);
-    }
+    d->inst.op = (isa_op_t)in->isa.op;
+    memcpy(&d->inst.f, bir_body(in), bir_body_size(in->isa.op));
+}
+
+/* What engine e takes for in (decoded as d, or NULL when it is no compute
+ * instruction), ps: the simulator's cost of a compute instruction, the
+ * sequencer's issue cost of anything else (docs/timing.md). */
+static uint64_t cost_ps(const tpb_target_t *t, const sim_opimpl_t *impl, const isa_decoded_t *d,
+                        int e)
+{
+    uint64_t cyc = impl && d ? impl->cost(t, (isa_engine_t)e, d) : t->seq_issue_cycles;
     return sim_cycles_to_ps(engine_ghz(t, e), cyc ? cyc : 1);
+}
+
+/* The cost implementation of a compute instruction, else NULL. */
+static const sim_opimpl_t *cost_impl(const bir_inst_t *in)
+{
+    const sim_opimpl_t *impl = in->is_dma_desc ? NULL : sim_opimpl((isa_op_t)in->isa.op);
+    return impl && impl->cost ? impl : NULL;
 }
 
 static uint64_t acc_key(const bir_access_t *a)
@@ -159,6 +169,7 @@ int seng_init(seng_t *s, const tpb_target_t *t, const bir_block_t *b, const sche
 {
     memset(s, 0, sizeof *s);
     s->t = t;
+    s->pick_i = -1;
     for (int i = 0; i < b->ninsts && !s->on; i++)
         s->on = b->insts[i].engine == ISA_ENG_UNASSIGNED && seng_choices(t, &b->insts[i]);
     if (!s->on)
@@ -263,16 +274,21 @@ int seng_pick(seng_t *s, const bir_block_t *b, int i, unsigned cand, int def)
     static const int order[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
     int best = def;
     uint64_t best_end = UINT64_MAX;
+    const sim_opimpl_t *impl = cost_impl(in);
+    isa_decoded_t d;
+    if (impl)
+        decoded_of(in, &d);
     for (int k = -1; k < 3; k++) {
         int e = k < 0 ? def : order[k];
         if ((k >= 0 && e == def) || !(cand >> e & 1u))
             continue;
         uint64_t r = ready_on(s, in, e);
         uint64_t start = s->avail[e] > r ? s->avail[e] : r;
-        uint64_t end = start + cost_ps(s->t, in, e);
+        uint64_t end = start + cost_ps(s->t, impl, impl ? &d : NULL, e);
         if (end < best_end)
             best = e, best_end = end;
     }
+    s->pick_i = i, s->pick_e = best, s->pick_end = best_end;
     return best;
 }
 
@@ -293,10 +309,19 @@ void seng_note(seng_t *s, const bir_block_t *b, int i)
     int e = in->engine;
     if (e < 0 || e >= ISA_ENG_COUNT)
         return;
-    uint64_t r = ready_on(s, in, e);
-    uint64_t start = s->avail[e] > r ? s->avail[e] : r;
     bool dma = in->is_dma_desc || in->isa.op == ISA_OP_DMA_TRIGGER;
-    uint64_t end = start + cost_ps(s->t, in, e);
+    uint64_t start = 0, end;
+    if (s->pick_i == i && s->pick_e == e) {   /* seng_pick's estimate */
+        end = s->pick_end;
+    } else {
+        uint64_t r = ready_on(s, in, e);
+        start = s->avail[e] > r ? s->avail[e] : r;
+        const sim_opimpl_t *impl = cost_impl(in);
+        isa_decoded_t d;
+        if (impl)
+            decoded_of(in, &d);
+        end = start + cost_ps(s->t, impl, impl ? &d : NULL, e);
+    }
     s->avail[e] = end;
     for (int k = 0; k < in->nacc; k++) {
         const bir_access_t *a = &in->acc[k];

@@ -42,6 +42,8 @@ typedef struct {
     int nops;
     seng_mirror_t mir[SENG_MIRRORS];
     int nmir;
+    int pick_i, pick_e;             /* seng_pick's last answer and its finish */
+    uint64_t pick_end;
 } seng_t;
 
 /* The engines inst may run on with the same values as on its default

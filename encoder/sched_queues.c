@@ -39,23 +39,17 @@ static int pick_engine(const bir_inst_t *in)
     return ISA_ENG_UNASSIGNED;
 }
 
-/* Engine of instruction i of b (kept when pinned) and its check (inline: a
- * call per instruction cost as much as the work).  An instruction that
- * names no engine and has a choice of engines computing the same values
- * goes where the estimate (sched_engine.c, when se->on) says it finishes
- * first; the rest take their class's engine (pick_engine). */
-static inline int assign_engine(seng_t *se, bir_block_t *b, int i, tpb_err_t *err)
+/* Engine of instruction in (kept when pinned), `pick` when it names none
+ * (pick_engine's class default, or the workload estimate's choice), and
+ * its check (inline: a call per instruction cost as much as the work). */
+static inline int assign_engine(bir_inst_t *in, int i, int pick, tpb_err_t *err)
 {
-    bir_inst_t *in = &b->insts[i];
-    if (se->on)
-        seng_enter(se, b, i);
     if (in->dma_group >= 0) {
         /* descriptors and trigger issue from one engine: SP unless pinned */
         if (in->engine == ISA_ENG_UNASSIGNED)
             in->engine = ISA_ENG_SP;
     } else if (in->engine == ISA_ENG_UNASSIGNED) {
-        unsigned cand = se->on ? seng_choices(se->t, in) : 0;
-        in->engine = (int8_t)(cand ? seng_pick(se, b, i, cand, pick_engine(in)) : pick_engine(in));
+        in->engine = (int8_t)(pick >= 0 ? pick : pick_engine(in));
     }
     if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
         !(isa_ops[in->isa.op].engines & (1u << in->engine)))
@@ -64,16 +58,39 @@ static inline int assign_engine(seng_t *se, bir_block_t *b, int i, tpb_err_t *er
                         in->engine == ISA_ENG_UNASSIGNED
                             ? "any engine"
                             : isa_engine_name((isa_engine_t)in->engine));
-    if (se->on)
-        seng_note(se, b, i);
     return 0;
+}
+
+/* assign_engine with the workload estimate on (se->on): an instruction
+ * that names no engine and has a choice of engines computing the same
+ * values goes where the estimate says it finishes first
+ * (sched_engine.c); every instruction then enters the estimate. */
+static int assign_engine_est(seng_t *se, bir_block_t *b, int i, tpb_err_t *err)
+{
+    bir_inst_t *in = &b->insts[i];
+    seng_enter(se, b, i);
+    int pick = -1;
+    if (in->engine == ISA_ENG_UNASSIGNED && in->dma_group < 0) {
+        unsigned cand = seng_choices(se->t, in);
+        if (cand)
+            pick = seng_pick(se, b, i, cand, pick_engine(in));
+    }
+    if (assign_engine(in, i, pick, err))
+        return -1;
+    seng_note(se, b, i);
+    return 0;
+}
+
+static inline int assign_one(seng_t *se, bir_block_t *b, int i, tpb_err_t *err)
+{
+    return se->on ? assign_engine_est(se, b, i, err) : assign_engine(&b->insts[i], i, -1, err);
 }
 
 /* Engines of instructions from..n-1 of b. */
 static int assign_engines_from(seng_t *se, bir_block_t *b, int from, tpb_err_t *err)
 {
     for (int i = from; i < b->ninsts; i++)
-        if (assign_engine(se, b, i, err))
+        if (assign_one(se, b, i, err))
             return -1;
     return 0;
 }
@@ -348,7 +365,7 @@ int sched_assign(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t 
     int rc = 0;
     for (int i = 0; i < b->ninsts; i++) {
         bir_inst_t *in = &b->insts[i];
-        if (assign_engine(&se, b, i, err)) {
+        if (assign_one(&se, b, i, err)) {
             rc = -1;
             break;
         }
