@@ -60,7 +60,7 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        tpb_err_t *err);
 
 /* schedule.c */
-int sched_assign_engines(bir_module_t *m, tpb_err_t *err);
+int sched_assign_engines(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
 int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
 /* Round-robin restarts for rolled loops: at tile-IR op `op` the issuers'
  * round-robin positions are saved into (save) or restored from slot

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched_engine.h"
 #include "sched_name.h"
 
 int sched_engine_sem(int engine)
@@ -38,16 +39,17 @@ static int pick_engine(const bir_inst_t *in)
     return ISA_ENG_UNASSIGNED;
 }
 
-/* Engine of instruction i (kept when pinned) and its check (inline: a
- * call per instruction cost as much as the work). */
-static inline int assign_engine(bir_inst_t *in, int i, tpb_err_t *err)
+/* Engine of instruction in (kept when pinned), `pick` when it names none
+ * (pick_engine's class default, or the workload estimate's choice), and
+ * its check (inline: a call per instruction cost as much as the work). */
+static inline int assign_engine(bir_inst_t *in, int i, int pick, tpb_err_t *err)
 {
     if (in->dma_group >= 0) {
         /* descriptors and trigger issue from one engine: SP unless pinned */
         if (in->engine == ISA_ENG_UNASSIGNED)
             in->engine = ISA_ENG_SP;
     } else if (in->engine == ISA_ENG_UNASSIGNED) {
-        in->engine = pick_engine(in);
+        in->engine = (int8_t)(pick >= 0 ? pick : pick_engine(in));
     }
     if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
         !(isa_ops[in->isa.op].engines & (1u << in->engine)))
@@ -59,18 +61,49 @@ static inline int assign_engine(bir_inst_t *in, int i, tpb_err_t *err)
     return 0;
 }
 
+/* assign_engine with the workload estimate on (se->on): an instruction
+ * that names no engine and has a choice of engines computing the same
+ * values goes where the estimate says it finishes first
+ * (sched_engine.c); every instruction then enters the estimate. */
+static int assign_engine_est(seng_t *se, bir_block_t *b, int i, tpb_err_t *err)
+{
+    bir_inst_t *in = &b->insts[i];
+    seng_enter(se, b, i);
+    int pick = -1;
+    if (in->engine == ISA_ENG_UNASSIGNED && in->dma_group < 0) {
+        unsigned cand = seng_choices(se->t, in);
+        if (cand)
+            pick = seng_pick(se, b, i, cand, pick_engine(in));
+    }
+    if (assign_engine(in, i, pick, err))
+        return -1;
+    seng_note(se, b, i);
+    return 0;
+}
+
+static inline int assign_one(seng_t *se, bir_block_t *b, int i, tpb_err_t *err)
+{
+    return se->on ? assign_engine_est(se, b, i, err) : assign_engine(&b->insts[i], i, -1, err);
+}
+
 /* Engines of instructions from..n-1 of b. */
-static int assign_engines_from(bir_block_t *b, int from, tpb_err_t *err)
+static int assign_engines_from(seng_t *se, bir_block_t *b, int from, tpb_err_t *err)
 {
     for (int i = from; i < b->ninsts; i++)
-        if (assign_engine(&b->insts[i], i, err))
+        if (assign_one(se, b, i, err))
             return -1;
     return 0;
 }
 
-int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
+int sched_assign_engines(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
 {
-    return assign_engines_from(bir_main_block(m), 0, err);
+    bir_block_t *b = bir_main_block(m);
+    seng_t se;
+    if (seng_init(&se, t, b, NULL, 0, 0))
+        return tpb_errf(err, "out of memory assigning engines");
+    int rc = assign_engines_from(&se, b, 0, err);
+    seng_free(&se);
+    return rc;
 }
 
 /* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
@@ -322,21 +355,27 @@ int sched_assign(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t 
     bir_block_t *b = bir_main_block(m);
     qwalk_t w;
     if (qwalk_init(&w, m, t, ev, nev, nslots))
-        return sched_assign_engines(m, err) ? -1
-                                            : tpb_errf(err, "out of memory assigning DMA queues");
+        return sched_assign_engines(m, t, err) ? -1
+                                               : tpb_errf(err, "out of memory assigning DMA queues");
+    seng_t se;
+    if (seng_init(&se, t, b, ev, nev, nslots)) {
+        free(w.slots);
+        return tpb_errf(err, "out of memory assigning engines");
+    }
     int rc = 0;
     for (int i = 0; i < b->ninsts; i++) {
         bir_inst_t *in = &b->insts[i];
-        if (assign_engine(in, i, err)) {
+        if (assign_one(&se, b, i, err)) {
             rc = -1;
             break;
         }
         if (in->dma_group >= 0 && qwalk_step(&w, m, in, err)) {
             rc = -1;
-            assign_engines_from(b, i + 1, err);   /* its error, if any, replaces the queue's */
+            assign_engines_from(&se, b, i + 1, err);   /* its error, if any, replaces the queue's */
             break;
         }
     }
+    seng_free(&se);
     free(w.slots);
     return rc;
 }

@@ -172,7 +172,7 @@ static inline int bu_lower(bu_run_t *r, const tir_kernel_t *k, const tpb_target_
     lower_ctx_t c = {.k = k, .t = t, .m = &r->m, .err = &r->err, .ident_hbm = -1, .ident_tile = -1};
     if (alloc_kernel(k, t, &r->hbm, &r->m, &r->st, &r->err) || lower_kernel(&c))
         return -1;
-    if (sched && (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, t, &r->err) ||
+    if (sched && (sched_assign_engines(&r->m, t, &r->err) || sched_assign_queues(&r->m, t, &r->err) ||
                   sched_synchronise(&r->m, &r->st, &r->err)))
         return -1;
     return 0;

@@ -43,6 +43,31 @@ def k_stream(n, loop="sequential_range", roll=None):
     return k, ref
 
 
+def k_balance(n):
+    """A "roll": true loop of independent ops that name no engine: the
+    compiler spreads them over DVE, Pool and Activation by workload
+    (docs/compiler.md "Balancing") and every iteration repeats the first
+    one's engines, so the loop still rolls."""
+    lp = {"op": "for", "var": "i", "range": [n], "roll": True, "body": [
+        tile("ta", [128, 256]), tile("tb", [128, 256]), tile("tc", [128, 256]),
+        tile("td", [128, 256]),
+        {"op": "load", "dst": "ta", "src": "a[i*128:(i+1)*128, :]"},
+        {"op": "load", "dst": "tb", "src": "b[i*128:(i+1)*128, :]"},
+        {"op": "tensor_scalar", "dst": "tc", "src": "ta", "op0": "multiply", "operand0": 0.5},
+        {"op": "tensor_scalar", "dst": "td", "src": "tb", "op0": "multiply", "operand0": 2.0},
+        {"op": "tensor_tensor", "dst": "ta", "in0": "ta", "in1": "tb", "operator": "add"},
+        {"op": "tensor_tensor", "dst": "tc", "in0": "tc", "in1": "td", "operator": "add"},
+        {"op": "tensor_tensor", "dst": "ta", "in0": "ta", "in1": "tc", "operator": "add"},
+        {"op": "store", "dst": "out[i*128:(i+1)*128, :]", "src": "ta"}]}
+    k = {"kernel": "roll_balance", "target": "trn2",
+         "inputs": [{"name": "a", "shape": [128 * n, 256], "dtype": "float32"},
+                    {"name": "b", "shape": [128 * n, 256], "dtype": "float32"}],
+         "outputs": [{"name": "out", "shape": [128 * n, 256], "dtype": "float32"}],
+         "body": [lp]}
+    ref = lambda x: {"out": (x["a"] + x["b"]) + (x["a"] * 0.5 + x["b"] * 2.0)}
+    return k, ref
+
+
 def k_multi(n):
     """Every engine in the body: DMA in, PE matmul into PSUM, Activation
     (exp) out of PSUM, DVE scale, Pool add, DMA out."""
@@ -239,8 +264,12 @@ def check_dis(tpb, art):
     assert re.search(r"src_reg=(?!255)\d+", txt) and re.search(r"dst_reg=(?!255)\d+", txt), \
         "no register-offset DMA"
     # the canonical text (wait_reg raw by its field name) assembles back to the same bytes
-    for e in ("SP", "DVE"):
+    # SP and the compute engines the kernel's unnamed-engine ops went to
+    # (docs/compiler.md "Balancing")
+    for e in ("SP", "DVE", "Pool"):
         b = os.path.join(art, "nc0", "sg0", e + ".bin")
+        if e != "SP" and not os.path.exists(b):
+            continue
         s, o = b + ".s", b + ".again"
         with open(s, "w") as f:
             f.write(run([tpb, "dis", b, "--canonical"]).stdout)
@@ -316,6 +345,29 @@ def main():
     st = run([tpb, "compile", kf, "-o", os.path.join(work, "nofield.art"), "--loops",
               "--stats"]).stdout
     assert "rolled loops" not in st, st
+    # ops that name no engine: spread over engines, the loop still rolls
+    # (one buffer per tile, as "multi": with rotating buffers this body's
+    # waits differ between iterations whatever the engines); the plain side
+    # names the engines the rolled compile chose (unrolled, each iteration
+    # would choose afresh)
+    kb, refb = k_balance(8)
+    kf, art = os.path.join(work, "balance.probe.json"), os.path.join(work, "balance.probe.art")
+    with open(kf, "w") as f:
+        json.dump(kb, f)
+    run([tpb, "compile", kf, "-o", art, "--buffers", "1"])
+    chosen = {}
+    for e, name in (("DVE", "dve"), ("Pool", "pool"), ("Activation", "act")):
+        b = os.path.join(art, "nc0", "sg0", e + ".bin")
+        if os.path.exists(b):
+            for m in re.finditer(r"# (tensor_(?:scalar|tensor)_(\d+))", run([tpb, "dis", b]).stdout):
+                chosen[int(m.group(2))] = name
+    assert len(set(chosen.values())) >= 2, chosen
+    plain = json.loads(json.dumps(kb).replace('"roll": true, ', ''))
+    ops = [o for o in plain["body"][0]["body"] if o["op"] in ("tensor_scalar", "tensor_tensor")]
+    assert len(chosen) >= len(ops), chosen   # the first iteration's (and peeled ones')
+    for o, i in zip(ops, sorted(chosen)):
+        o["engine"] = chosen[i]
+    compare(tpb, work, "balance", (kb, refb), [], 1, base=("--buffers", "1"), plain=plain)
     compare(tpb, work, "multi", k_multi(12), ["--loops"], 1, base=("--buffers", "1"))
     compare(tpb, work, "nested", k_tutorial(3072, 1536, 512, 2, 2), ["--loops"], 3,
             base=("--buffers", "1"))

@@ -134,7 +134,7 @@ static int lower_and_sync(bu_run_t *r, const tir_kernel_t *k, int budget)
 {
     if (bu_lower(r, k, trn2(), false))
         return -1;
-    if (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
+    if (sched_assign_engines(&r->m, trn2(), &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
         return -1;
     return sched_synchronise_budget(&r->m, &r->st, budget, &r->err);
 }
@@ -678,7 +678,7 @@ static void test_queue_write_keeps_shared_bodies(void **state)
     isa_body_t before[2];
     memcpy(&before[0], first[0], sizeof(isa_fmt_DDESC_t));
     memcpy(&before[1], first[1], sizeof(isa_fmt_DTRIG_t));
-    assert_int_equal(sched_assign_engines(&r.m, &r.err), 0);
+    assert_int_equal(sched_assign_engines(&r.m, trn2(), &r.err), 0);
     assert_int_equal(sched_assign_queues(&r.m, trn2(), &r.err), 0);
     unsigned queues = 0;
     for (int i = 0; i < b->ninsts; i++) {
@@ -739,7 +739,7 @@ static void test_queue_write_own_bodies_in_place(void **state)
     }
     assert_true(own >= ROWS / 2);
     assert_true(shared >= 1);
-    assert_int_equal(sched_assign_engines(&r.m, &r.err), 0);
+    assert_int_equal(sched_assign_engines(&r.m, trn2(), &r.err), 0);
     assert_int_equal(sched_assign_queues(&r.m, trn2(), &r.err), 0);
     int moved = 0;
     for (int i = 0; i < b->ninsts; i++) {

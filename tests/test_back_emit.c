@@ -49,6 +49,7 @@ static void build_kernel(tir_kernel_t *k)
     op.src[1] = op.src[0];
     BU_EDIT(k, op.src[1], tensor, t);
     op.op0 = ISA_ALU_ADD;
+    op.engine = ISA_ENG_DVE;   /* named: the tests read DVE's stream */
     bu_op(k, &op, "add");
     tir_op_init(&op, TIR_STORE);
     op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, t3), op.nsrc = 1;

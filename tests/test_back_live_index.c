@@ -114,7 +114,7 @@ static int lower_and_sync(bu_run_t *r, const tir_kernel_t *k, int budget)
 {
     if (bu_lower(r, k, trn2(), false))
         return -1;
-    if (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
+    if (sched_assign_engines(&r->m, trn2(), &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
         return -1;
     return sched_synchronise_budget(&r->m, &r->st, budget, &r->err);
 }
@@ -746,7 +746,7 @@ static void expect_assign_matches_passes(const tir_kernel_t *k, const tpb_target
     assert_true(bad < a->ninsts);
     if (bad >= 0)
         a->insts[bad].engines = b->insts[bad].engines = 0;
-    int rc2 = sched_assign_engines(&two.m, &two.err) || sched_assign_queues(&two.m, t, &two.err);
+    int rc2 = sched_assign_engines(&two.m, t, &two.err) || sched_assign_queues(&two.m, t, &two.err);
     int rc1 = sched_assign(&one.m, t, NULL, 0, 0, &one.err) ? 1 : 0;
     assert_int_equal(rc2, want_rc);
     assert_int_equal(rc1, want_rc);

@@ -28,7 +28,7 @@ static void build_chain(tir_kernel_t *k)
     bu_op(k, &op, "ld");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
     op.dst = bu_whole(k, t2), op.src[0] = bu_whole(k, t), op.src[1] = bu_whole(k, t), op.nsrc = 2;
-    op.op0 = ISA_ALU_ADD;
+    op.op0 = ISA_ALU_ADD, op.engine = ISA_ENG_DVE;
     bu_op(k, &op, "add");
     tir_op_init(&op, TIR_MEMSET);
     op.dst = bu_whole(k, z), op.engine = ISA_ENG_POOL;
@@ -115,6 +115,7 @@ static void test_multiple_waits_use_nops(void **state)
     bu_op(&k, &op, "ab");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
     op.dst = bu_whole(&k, c), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, b), op.nsrc = 2;
+    op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "abc");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -154,10 +155,10 @@ static void test_same_engine_and_implied_waits(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_whole(&k, a);
+    op.dst = bu_whole(&k, a), op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "m");              /* DVE */
     tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1, op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "c1");             /* DVE: same engine, no wait */
     op.engine = ISA_ENG_ACT;
     bu_op(&k, &op, "c2");             /* Act: WAW on b + RAW on a -> waits DVE >= 2 */

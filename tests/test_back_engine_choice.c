@@ -1,0 +1,212 @@
+/* The engine of ops that name none (docs/compiler.md "Balancing"): each
+ * goes, in program order, to the engine computing the same values where
+ * it would finish first by the simulator's costs, counting the engine's
+ * earlier work and the semaphore hand-off from a producer elsewhere. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "back_util.h"
+#include "exec.h"
+#include "sim.h"
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+static bir_inst_t *by_name(bu_run_t *r, const char *name)
+{
+    bir_block_t *b = bu_block(r);
+    for (int i = 0; i < b->ninsts; i++)
+        if (strcmp(b->insts[i].name, name) == 0)
+            return &b->insts[i];
+    return NULL;
+}
+
+static double ghz(const tpb_target_t *t, int e)
+{
+    return e == ISA_ENG_ACT ? t->clk_act : e == ISA_ENG_POOL ? t->clk_pool : t->clk_dve;
+}
+
+/* The simulator's time for in on engine e, ps. */
+static uint64_t time_on(const tpb_target_t *t, const bir_inst_t *in, int e)
+{
+    isa_decoded_t d;
+    d.inst.op = (isa_op_t)in->isa.op;
+    memcpy(&d.inst.f, bir_body(in), bir_body_size(in->isa.op));
+    return sim_cycles_to_ps(ghz(t, e), sim_opimpl((isa_op_t)in->isa.op)->cost(t, (isa_engine_t)e, &d));
+}
+
+/* The engine of `engines` where in alone takes the least time. */
+static int fastest(const tpb_target_t *t, const bir_inst_t *in, unsigned engines)
+{
+    int best = -1;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if ((engines >> e & 1u) && (best < 0 || time_on(t, in, e) < time_on(t, in, best)))
+            best = e;
+    return best;
+}
+
+#define M(e) (1u << ISA_ENG_##e)
+
+/* n independent tensor_tensor adds of [128, 512] `dt` tiles (inputs
+ * loaded, in0 from PSUM when psum), named tt0.., on `engine`. */
+static void build_independent(tir_kernel_t *k, int n, unsigned dt, bool psum, int engine)
+{
+    tir_kernel_init(k);
+    int a = BU_T(k, "a", TIR_T_INPUT, dt, 128, 512);
+    int z = BU_T(k, "z", psum ? TIR_T_PSUM : TIR_T_SBUF, dt, 128, 512);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_whole(k, z), op.src[0] = bu_whole(k, a), op.nsrc = 1;
+    bu_op(k, &op, "ldz");
+    for (int i = 0; i < n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "x%d", i);
+        int x = bu_tensor(k, nm, TIR_T_SBUF, dt, 2, (int64_t[]){128, 512});
+        snprintf(nm, sizeof nm, "y%d", i);
+        int y = bu_tensor(k, nm, TIR_T_SBUF, dt, 2, (int64_t[]){128, 512});
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_whole(k, x), op.src[0] = bu_whole(k, a), op.nsrc = 1;
+        snprintf(nm, sizeof nm, "ld%d", i);
+        bu_op(k, &op, nm);
+        tir_op_init(&op, TIR_TENSOR_TENSOR);
+        op.dst = bu_whole(k, y), op.src[0] = bu_whole(k, z), op.src[1] = bu_whole(k, x);
+        op.nsrc = 2, op.op0 = ISA_ALU_ADD, op.engine = engine;
+        snprintf(nm, sizeof nm, "tt%d", i);
+        bu_op(k, &op, nm);
+    }
+}
+
+/* Two independent ops on equal tiles: the first where it is fastest, the
+ * second on the other engine (waiting behind the first costs more than
+ * the other engine's own time). */
+static void test_independent_ops_spread(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_independent(&k, 2, ISA_DT_FP32, false, ISA_ENG_UNASSIGNED);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *t0 = by_name(&r, "tt0"), *t1 = by_name(&r, "tt1");
+    assert_non_null(t0);
+    assert_non_null(t1);
+    int first = fastest(trn2(), t0, M(DVE) | M(POOL));
+    int other = first == ISA_ENG_DVE ? ISA_ENG_POOL : ISA_ENG_DVE;
+    assert_true(time_on(trn2(), t1, other) < 2 * time_on(trn2(), t0, first));
+    assert_int_equal(t0->engine, first);
+    assert_int_equal(t1->engine, other);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* A dependent chain of tensor_scalar multiplies stays on the engine fastest
+ * for one of them: moving costs the semaphore hand-off and an engine no
+ * faster. */
+static void test_dependent_chain_stays(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 512);
+    int t[5];
+    for (int i = 0; i < 5; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "t%d", i);
+        t[i] = bu_tensor(&k, nm, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    }
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_whole(&k, t[0]), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "ld");
+    for (int i = 1; i < 5; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "m%d", i);
+        tir_op_init(&op, TIR_TENSOR_SCALAR);
+        op.dst = bu_whole(&k, t[i]), op.src[0] = bu_whole(&k, t[i - 1]), op.nsrc = 1;
+        op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 0.5;
+        bu_op(&k, &op, nm);
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *m1 = by_name(&r, "m1");
+    assert_non_null(m1);
+    int e = fastest(trn2(), m1, M(DVE) | M(POOL) | M(ACT));
+    for (int i = 1; i < 5; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "m%d", i);
+        assert_int_equal(by_name(&r, nm)->engine, e);
+    }
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static int count_on(bu_run_t *r, int n, int engine)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "tt%d", i);
+        c += by_name(r, nm)->engine == engine;
+    }
+    return c;
+}
+
+/* Pool has no PSUM port: with in0 in PSUM every add stays on DVE (the only
+ * other engine of TensorTensor); the same adds from SBUF spread to Pool. */
+static void test_psum_operand_never_on_pool(void **state)
+{
+    (void)state;
+    for (int psum = 0; psum < 2; psum++) {
+        tir_kernel_t k;
+        build_independent(&k, 6, ISA_DT_FP32, psum, ISA_ENG_UNASSIGNED);
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+        if (psum)
+            assert_int_equal(count_on(&r, 6, ISA_ENG_DVE), 6);
+        else
+            assert_true(count_on(&r, 6, ISA_ENG_POOL) > 0 && count_on(&r, 6, ISA_ENG_DVE) > 0);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
+/* An op that names its engine keeps it, however busy that engine is. */
+static void test_named_engine_kept(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_independent(&k, 6, ISA_DT_FP32, false, ISA_ENG_DVE);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(count_on(&r, 6, ISA_ENG_DVE), 6);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* Only engines computing the default engine's values: Pool adds int32
+ * operands natively (DVE through fp32), so int32 adds stay on DVE. */
+static void test_int_tensor_tensor_stays_on_dve(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_independent(&k, 6, ISA_DT_INT32, false, ISA_ENG_UNASSIGNED);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(count_on(&r, 6, ISA_ENG_DVE), 6);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_independent_ops_spread),
+        cmocka_unit_test(test_dependent_chain_stays),
+        cmocka_unit_test(test_psum_operand_never_on_pool),
+        cmocka_unit_test(test_named_engine_kept),
+        cmocka_unit_test(test_int_tensor_tensor_stays_on_dve),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
