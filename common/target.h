@@ -82,6 +82,11 @@ typedef struct {
      * scale and bias); other targets also run the other arithmetic ops with
      * immediates there (a TensorScalar on ACT) */
     bool act_ts_affine_only;
+    /* v2: DVE and GpSimd cannot use SBUF at the same time, the compiler
+     * serialises them (ARCH2; v3 lifts it, ARCH3): the engine balancing
+     * (encoder/sched_engine.c) then gains nothing from moving DVE work
+     * to Pool and does not */
+    bool dve_pool_share_sbuf;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

@@ -81,6 +81,8 @@ static unsigned value_safe(const tpb_target_t *t, const bir_inst_t *in)
     }
     if ((ok & M(POOL)) && touches_psum(in))
         ok &= ~M(POOL);   /* Pool has no PSUM port (ARCH2) */
+    if (t->dve_pool_share_sbuf)
+        ok &= ~M(POOL);   /* one SBUF port for both (trn1): no overlap to gain */
     return ok;
 }
 

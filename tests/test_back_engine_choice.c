@@ -199,6 +199,24 @@ static void test_int_tensor_tensor_stays_on_dve(void **state)
     tir_kernel_free(&k);
 }
 
+/* trn1 (dve_pool_share_sbuf): DVE and GpSimd share one SBUF port, so the
+ * adds that spread to Pool on trn2 (test_psum_operand_never_on_pool) stay
+ * on DVE (TensorTensor has no third engine). */
+static void test_trn1_shared_port_keeps_pool_out(void **state)
+{
+    (void)state;
+    const tpb_target_t *trn1 = tpb_target_get("trn1");
+    assert_true(trn1->dve_pool_share_sbuf);
+    assert_false(trn2()->dve_pool_share_sbuf);
+    tir_kernel_t k;
+    build_independent(&k, 6, ISA_DT_FP32, false, ISA_ENG_UNASSIGNED);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn1, true), 0);
+    assert_int_equal(count_on(&r, 6, ISA_ENG_DVE), 6);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_psum_operand_never_on_pool),
         cmocka_unit_test(test_named_engine_kept),
         cmocka_unit_test(test_int_tensor_tensor_stays_on_dve),
+        cmocka_unit_test(test_trn1_shared_port_keeps_pool_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
