@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "ops.h"
 #include "sim.h"
 
 #define M(e) (1u << ISA_ENG_##e)
@@ -127,6 +128,19 @@ static uint64_t cost_ps(const tpb_target_t *t, const sim_opimpl_t *impl, const i
 {
     uint64_t cyc = impl && d ? impl->cost(t, (isa_engine_t)e, d) : t->seq_issue_cycles;
     return sim_cycles_to_ps(engine_ghz(t, e), cyc ? cyc : 1);
+}
+
+/* Of that cost, what is result latency rather than engine time (the
+ * simulator's result pipeline, sim/pipe.c): the engine takes its next
+ * instruction that much before this one's result is written. */
+static uint64_t latency_ps(const tpb_target_t *t, const sim_opimpl_t *impl, const bir_inst_t *in,
+                           int e, uint64_t cost)
+{
+    if (!impl)
+        return 0;
+    uint64_t lat = sim_cycles_to_ps(engine_ghz(t, e),
+                                    sim_result_latency(t, (isa_engine_t)e, (isa_op_t)in->isa.op));
+    return lat < cost ? lat : 0;
 }
 
 /* The cost implementation of a compute instruction, else NULL. */
@@ -275,7 +289,7 @@ int seng_pick(seng_t *s, const bir_block_t *b, int i, unsigned cand, int def)
     /* the default first, then the class's order: ties keep the default */
     static const int order[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
     int best = def;
-    uint64_t best_end = UINT64_MAX;
+    uint64_t best_end = UINT64_MAX, best_cost = 0;
     const sim_opimpl_t *impl = cost_impl(in);
     isa_decoded_t d;
     if (impl)
@@ -286,11 +300,11 @@ int seng_pick(seng_t *s, const bir_block_t *b, int i, unsigned cand, int def)
             continue;
         uint64_t r = ready_on(s, in, e);
         uint64_t start = s->avail[e] > r ? s->avail[e] : r;
-        uint64_t end = start + cost_ps(s->t, impl, impl ? &d : NULL, e);
-        if (end < best_end)
-            best = e, best_end = end;
+        uint64_t cost = cost_ps(s->t, impl, impl ? &d : NULL, e);
+        if (start + cost < best_end)
+            best = e, best_end = start + cost, best_cost = cost;
     }
-    s->pick_i = i, s->pick_e = best, s->pick_end = best_end;
+    s->pick_i = i, s->pick_e = best, s->pick_end = best_end, s->pick_cost = best_cost;
     return best;
 }
 
@@ -312,19 +326,21 @@ void seng_note(seng_t *s, const bir_block_t *b, int i)
     if (e < 0 || e >= ISA_ENG_COUNT)
         return;
     bool dma = in->is_dma_desc || in->isa.op == ISA_OP_DMA_TRIGGER;
-    uint64_t start = 0, end;
+    const sim_opimpl_t *impl = cost_impl(in);
+    uint64_t start = 0, end, cost;
     if (s->pick_i == i && s->pick_e == e) {   /* seng_pick's estimate */
         end = s->pick_end;
+        cost = s->pick_cost;
     } else {
         uint64_t r = ready_on(s, in, e);
         start = s->avail[e] > r ? s->avail[e] : r;
-        const sim_opimpl_t *impl = cost_impl(in);
         isa_decoded_t d;
         if (impl)
             decoded_of(in, &d);
-        end = start + cost_ps(s->t, impl, impl ? &d : NULL, e);
+        cost = cost_ps(s->t, impl, impl ? &d : NULL, e);
+        end = start + cost;
     }
-    s->avail[e] = end;
+    s->avail[e] = end - latency_ps(s->t, impl, in, e, cost);
     for (int k = 0; k < in->nacc; k++) {
         const bir_access_t *a = &in->acc[k];
         if (!a->write)

@@ -44,6 +44,7 @@ typedef struct {
     int nmir;
     int pick_i, pick_e;             /* seng_pick's last answer and its finish */
     uint64_t pick_end;
+    uint64_t pick_cost;             /* its cost on pick_e, ps (its result latency included) */
 } seng_t;
 
 /* The engines inst may run on with the same values as on its default
