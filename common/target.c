@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "isa.h"
+
 /* DMA throughput against bytes per partition (p = 128), read off the
  * figure of the DMA overview (nki-dma-overview.rst, nki-dma-intro-1.jpg),
  * relative to its 32 KiB point, at 32, 64, ..., 32768 bytes.  The bandwidth
@@ -198,4 +200,15 @@ unsigned tpb_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
     uint64_t lo = 32ull << k;
     /* linear between the two points around run */
     return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+}
+
+double tpb_target_engine_ghz(const tpb_target_t *t, int engine)
+{
+    switch (engine) {
+    case ISA_ENG_PE: return t->clk_pe;
+    case ISA_ENG_ACT: return t->clk_act;
+    case ISA_ENG_POOL: return t->clk_pool;
+    case ISA_ENG_DVE: return t->clk_dve;
+    default: return t->clk_sp;
+    }
 }

@@ -100,6 +100,9 @@ typedef struct {
     unsigned sem_latency_cycles;     /* semaphore update -> visible to waiter */
 } tpb_target_t;
 
+/* The clock (GHz) of engine `engine` (an isa_engine_t: PE, Activation,
+ * Pool, DVE; any other, SP's sequencer clock). */
+double tpb_target_engine_ghz(const tpb_target_t *t, int engine);
 /* Look up by name ("trn1", "trn2", "trn3"); NULL if unknown. */
 const tpb_target_t *tpb_target_get(const char *name);
 const tpb_target_t *tpb_target_default(void);      /* trn2 */

@@ -65,7 +65,8 @@ static unsigned value_safe(const tpb_target_t *t, const bir_inst_t *in)
         /* NKI's rule for tensor_scalar on the Scalar engine (validate.c
          * check_ts_act): on trn2 only its affine step */
         if (is_float(s->in.dtype) && is_float(s->out.dtype) && act_alu(s->op0) &&
-            act_alu(s->op1) && (!t->act_ts_affine_only || tir_ts_act_affine((int)s->op0, (int)s->op1)))
+            act_alu(s->op1) &&
+            (!t->act_ts_affine_only || tir_ts_act_affine((int)s->op0, (int)s->op1)))
             ok |= M(ACT);
         break;
     }
@@ -101,17 +102,6 @@ unsigned seng_choices(const tpb_target_t *t, const bir_inst_t *in)
 
 /* ---- the estimate ---- */
 
-static double engine_ghz(const tpb_target_t *t, int e)
-{
-    switch (e) {
-    case ISA_ENG_PE: return t->clk_pe;
-    case ISA_ENG_ACT: return t->clk_act;
-    case ISA_ENG_POOL: return t->clk_pool;
-    case ISA_ENG_DVE: return t->clk_dve;
-    default: return t->clk_sp;
-    }
-}
-
 /* The instruction as the simulator's cost functions take it (op and body;
  * they read nothing else). */
 static void decoded_of(const bir_inst_t *in, isa_decoded_t *d)
@@ -127,7 +117,7 @@ static uint64_t cost_ps(const tpb_target_t *t, const sim_opimpl_t *impl, const i
                         int e)
 {
     uint64_t cyc = impl && d ? impl->cost(t, (isa_engine_t)e, d) : t->seq_issue_cycles;
-    return sim_cycles_to_ps(engine_ghz(t, e), cyc ? cyc : 1);
+    return sim_cycles_to_ps(tpb_target_engine_ghz(t, e), cyc ? cyc : 1);
 }
 
 /* Of that cost, what is result latency rather than engine time (the
@@ -138,7 +128,7 @@ static uint64_t latency_ps(const tpb_target_t *t, const sim_opimpl_t *impl, cons
 {
     if (!impl)
         return 0;
-    uint64_t lat = sim_cycles_to_ps(engine_ghz(t, e),
+    uint64_t lat = sim_cycles_to_ps(tpb_target_engine_ghz(t, e),
                                     sim_result_latency(t, (isa_engine_t)e, (isa_op_t)in->isa.op));
     return lat < cost ? lat : 0;
 }

@@ -321,17 +321,6 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
     return rc;
 }
 
-static double engine_ghz(const tpb_target_t *t, isa_engine_t e)
-{
-    switch (e) {
-    case ISA_ENG_PE: return t->clk_pe;
-    case ISA_ENG_ACT: return t->clk_act;
-    case ISA_ENG_POOL: return t->clk_pool;
-    case ISA_ENG_DVE: return t->clk_dve;
-    default: return t->clk_sp;
-    }
-}
-
 /* LowerDVE's table: with a dve_table in the sidecar, every compute
  * instruction of the stream (sync, control, DMA and prefixes aside) must use
  * an opcode the table holds. */
@@ -370,7 +359,7 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, lo
     e->id = isa_tpb_engines[k];
     e->slot = k;
     e->due_bit = (uint8_t)(c->index * 8 + k);
-    e->clk_mhz = sim_mhz(engine_ghz(s->t, e->id));
+    e->clk_mhz = sim_mhz(tpb_target_engine_ghz(s->t, e->id));
     uint64_t seed = s->opt.seed ^ ((uint64_t)c->index << 8 | k);
     sim_rng_seed(&e->rng, splitmix64(&seed));
     char path[4400];

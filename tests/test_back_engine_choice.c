@@ -25,18 +25,14 @@ static bir_inst_t *by_name(bu_run_t *r, const char *name)
     return NULL;
 }
 
-static double ghz(const tpb_target_t *t, int e)
-{
-    return e == ISA_ENG_ACT ? t->clk_act : e == ISA_ENG_POOL ? t->clk_pool : t->clk_dve;
-}
-
 /* The simulator's time for in on engine e, ps. */
 static uint64_t time_on(const tpb_target_t *t, const bir_inst_t *in, int e)
 {
     isa_decoded_t d;
     d.inst.op = (isa_op_t)in->isa.op;
     memcpy(&d.inst.f, bir_body(in), bir_body_size(in->isa.op));
-    return sim_cycles_to_ps(ghz(t, e), sim_opimpl((isa_op_t)in->isa.op)->cost(t, (isa_engine_t)e, &d));
+    uint64_t cyc = sim_opimpl((isa_op_t)in->isa.op)->cost(t, (isa_engine_t)e, &d);
+    return sim_cycles_to_ps(tpb_target_engine_ghz(t, e), cyc);
 }
 
 /* The engine of `engines` where in alone takes the least time. */
@@ -97,8 +93,9 @@ static void test_independent_ops_spread(void **state)
     int other = first == ISA_ENG_DVE ? ISA_ENG_POOL : ISA_ENG_DVE;
     /* the first engine takes the second op when its result latency has
      * passed (docs/timing.md "Result latency"), not at the first's result */
-    uint64_t lat = sim_cycles_to_ps(ghz(trn2(), first),
-                                    sim_result_latency(trn2(), (isa_engine_t)first, ISA_OP_TENSOR_TENSOR));
+    uint64_t lat = sim_cycles_to_ps(tpb_target_engine_ghz(trn2(), first),
+                                    sim_result_latency(trn2(), (isa_engine_t)first,
+                                                       ISA_OP_TENSOR_TENSOR));
     assert_true(time_on(trn2(), t1, other) < 2 * time_on(trn2(), t0, first) - lat);
     assert_int_equal(t0->engine, first);
     assert_int_equal(t1->engine, other);
