@@ -209,6 +209,16 @@ static inline int bu_find(bu_run_t *r, isa_op_t op, int n)
     return -1;
 }
 
+/* The first instruction named `name` (its tile-IR op's name), or NULL. */
+static inline bir_inst_t *bu_named(bu_run_t *r, const char *name)
+{
+    bir_block_t *b = bu_block(r);
+    for (int i = 0; i < b->ninsts; i++)
+        if (strcmp(b->insts[i].name, name) == 0)
+            return &b->insts[i];
+    return NULL;
+}
+
 static inline int bu_count(bu_run_t *r, isa_op_t op)
 {
     int n = 0;

@@ -16,15 +16,6 @@
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
 
-static bir_inst_t *by_name(bu_run_t *r, const char *name)
-{
-    bir_block_t *b = bu_block(r);
-    for (int i = 0; i < b->ninsts; i++)
-        if (strcmp(b->insts[i].name, name) == 0)
-            return &b->insts[i];
-    return NULL;
-}
-
 /* The simulator's time for in on engine e, ps. */
 static uint64_t time_on(const tpb_target_t *t, const bir_inst_t *in, int e)
 {
@@ -86,7 +77,7 @@ static void test_independent_ops_spread(void **state)
     build_independent(&k, 2, ISA_DT_FP32, false, ISA_ENG_UNASSIGNED);
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    bir_inst_t *t0 = by_name(&r, "tt0"), *t1 = by_name(&r, "tt1");
+    bir_inst_t *t0 = bu_named(&r, "tt0"), *t1 = bu_named(&r, "tt1");
     assert_non_null(t0);
     assert_non_null(t1);
     int first = fastest(trn2(), t0, M(DVE) | M(POOL));
@@ -132,13 +123,13 @@ static void test_dependent_chain_stays(void **state)
     }
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    bir_inst_t *m1 = by_name(&r, "m1");
+    bir_inst_t *m1 = bu_named(&r, "m1");
     assert_non_null(m1);
     int e = fastest(trn2(), m1, M(DVE) | M(POOL) | M(ACT));
     for (int i = 1; i < 5; i++) {
         char nm[8];
         snprintf(nm, sizeof nm, "m%d", i);
-        assert_int_equal(by_name(&r, nm)->engine, e);
+        assert_int_equal(bu_named(&r, nm)->engine, e);
     }
     bu_free(&r);
     tir_kernel_free(&k);
@@ -150,7 +141,7 @@ static int count_on(bu_run_t *r, int n, int engine)
     for (int i = 0; i < n; i++) {
         char nm[16];
         snprintf(nm, sizeof nm, "tt%d", i);
-        c += by_name(r, nm)->engine == engine;
+        c += bu_named(r, nm)->engine == engine;
     }
     return c;
 }

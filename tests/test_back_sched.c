@@ -42,15 +42,6 @@ static void build_chain(tir_kernel_t *k)
     bu_op(k, &op, "st");
 }
 
-static bir_inst_t *by_name(bu_run_t *r, const char *name)
-{
-    bir_block_t *b = bu_block(r);
-    for (int i = 0; i < b->ninsts; i++)
-        if (strcmp(b->insts[i].name, name) == 0)
-            return &b->insts[i];
-    return NULL;
-}
-
 static void test_raw_waits(void **state)
 {
     (void)state;
@@ -59,7 +50,7 @@ static void test_raw_waits(void **state)
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *ld = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-    bir_inst_t *add = by_name(&r, "add"), *indep = by_name(&r, "indep"), *mul = by_name(&r, "mul");
+    bir_inst_t *add = bu_named(&r, "add"), *indep = bu_named(&r, "indep"), *mul = bu_named(&r, "mul");
     bir_inst_t *st = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)];
     assert_non_null(add);
     assert_non_null(indep);
@@ -140,7 +131,7 @@ static void test_multiple_waits_use_nops(void **state)
     k.ops[2].src[0] = bu_whole(&k, a);
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(r.st.nops, 0);
-    bir_inst_t *abc2 = by_name(&r, "abc");
+    bir_inst_t *abc2 = bu_named(&r, "abc");
     assert_int_equal(abc2->isa.sync.wait_sem, sched_engine_sem(ISA_ENG_ACT));
     bu_free(&r);
     tir_kernel_free(&k);
@@ -167,12 +158,12 @@ static void test_same_engine_and_implied_waits(void **state)
     bu_op(&k, &op, "c3");             /* Act: needs DVE >= 2 again: implied, no wait */
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    assert_int_equal(by_name(&r, "c1")->isa.sync.wait_en, 0);
-    bir_inst_t *c2 = by_name(&r, "c2");
+    assert_int_equal(bu_named(&r, "c1")->isa.sync.wait_en, 0);
+    bir_inst_t *c2 = bu_named(&r, "c2");
     assert_int_equal(c2->isa.sync.wait_en, 1);
     assert_int_equal(c2->isa.sync.wait_sem, sched_engine_sem(ISA_ENG_DVE));
     assert_int_equal(c2->isa.sync.wait_val, 2);
-    assert_int_equal(by_name(&r, "c3")->isa.sync.wait_en, 0);
+    assert_int_equal(bu_named(&r, "c3")->isa.sync.wait_en, 0);
     bu_free(&r);
     tir_kernel_free(&k);
 }
