@@ -58,6 +58,21 @@ static void compile_grid(const uint8_t *data, size_t size)
     fio_rmtree(out);
 }
 
+#ifdef FUZZ_KERNEL_SIM
+/* Whether the kernel has inline assembly: its instruction is the user's,
+ * passed through as given (docs/compiler.md "Inline assembly"; the
+ * compiler checks that it decodes, not which operands its opcode needs),
+ * so a field the simulator refuses there is the kernel's, named by the
+ * simulator, not a gap between compiler and simulator. */
+static bool has_inline_asm(const tir_kernel_t *k)
+{
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == TIR_INLINE_ASM || k->ops[i].kind == TIR_INLINE_ASM_BYTES)
+            return true;
+    return false;
+}
+#endif
+
 static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc, tpb_err_t *err)
 {
     enc_front_opts_t fo;
@@ -83,7 +98,8 @@ static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc,
             snprintf(dir, sizeof dir, "%s/art", fuzz_dir);
             tpb_err_t se = { { 0 } };
             orc_result_t r = orc_check_kernel(&k, dir, 2000000, true, &se);
-            FUZZ_CHECK(r != ORC_FIELD_ERROR, "compiled, but the simulator refuses it: %s", se.msg);
+            FUZZ_CHECK(r != ORC_FIELD_ERROR || has_inline_asm(&k),
+                       "compiled, but the simulator refuses it: %s", se.msg);
             FUZZ_CHECK(r == ORC_OK || se.msg[0] != 0, "a %s without a message",
                        orc_result_name(r));
         }
