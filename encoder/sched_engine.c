@@ -102,12 +102,11 @@ unsigned seng_choices(const tpb_target_t *t, const bir_inst_t *in)
 
 /* ---- the estimate ---- */
 
-/* The instruction as the simulator's cost functions take it (op and body;
- * they read nothing else). */
+/* The instruction as the simulator's cost functions take it (they read
+ * its op and body). */
 static void decoded_of(const bir_inst_t *in, isa_decoded_t *d)
 {
-    d->inst.op = (isa_op_t)in->isa.op;
-    memcpy(&d->inst.f, bir_body(in), bir_body_size(in->isa.op));
+    bir_isa_expand(in, &d->inst);
 }
 
 /* What engine e takes for in (decoded as d, or NULL when it is no compute

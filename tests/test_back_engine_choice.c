@@ -20,8 +20,7 @@ static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
 static uint64_t time_on(const tpb_target_t *t, const bir_inst_t *in, int e)
 {
     isa_decoded_t d;
-    d.inst.op = (isa_op_t)in->isa.op;
-    memcpy(&d.inst.f, bir_body(in), bir_body_size(in->isa.op));
+    bir_isa_expand(in, &d.inst);
     uint64_t cyc = sim_opimpl((isa_op_t)in->isa.op)->cost(t, (isa_engine_t)e, &d);
     return sim_cycles_to_ps(tpb_target_engine_ghz(t, e), cyc);
 }
