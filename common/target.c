@@ -57,6 +57,7 @@ static const tpb_target_t targets[] = {
         .pe_double_row = false,
         .act_imm_bias = false,                /* NKI: a scalar bias from NeuronCore-v3 */
         .dve_pool_share_sbuf = true,          /* ARCH2: v2 serialises DVE and GpSimd on SBUF */
+        .dve_act_share_psum = true,           /* ARCH2: ... and DVE and ACT on PSUM */
         .min_ii = 64,                         /* COST: MIN_II ~ 64 */
         .act_static_overhead = 100,           /* ARCH2: ~100 cycles static overhead */
         .dve_static_overhead = 100,

@@ -87,6 +87,10 @@ typedef struct {
      * (encoder/sched_engine.c) then gains nothing from moving DVE work
      * to Pool and does not */
     bool dve_pool_share_sbuf;
+    /* v2: nor DVE and Activation PSUM (ARCH2; lifted on v3 except within
+     * one bank, ARCH3): the simulator makes an instruction that needs a
+     * port the other engine holds wait for it (sim/port.c) */
+    bool dve_act_share_psum;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

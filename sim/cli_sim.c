@@ -247,17 +247,22 @@ static void print_summary(const sim_t *s, FILE *f)
     fprintf(f, "total: %llu cycles at %.3g GHz = %.3f us simulated\n",
             (unsigned long long)sum.total_cycles, sum.clock_ghz, (double)sum.total_ps / 1e6);
     for (unsigned ci = 0; ci < sum.num_cores; ci++) {
-        fprintf(f, "core %u\n  %-11s %12s %6s %10s %12s %12s\n", ci, "engine", "busy_cycles",
-                "util", "insts", "sem_wait", "barrier_wait");
+        /* the port column only where the target shares ports (port.c) */
+        bool ports = sum.shared_ports;
+        fprintf(f, "core %u\n  %-11s %12s %6s %10s %12s %12s%s\n", ci, "engine", "busy_cycles",
+                "util", "insts", "sem_wait", "barrier_wait", ports ? "    port_wait" : "");
         for (unsigned k = 0; k < 5; k++) {
             sim_engine_stats_t e;
             sim_get_engine_stats(s, ci, k, &e);
             if (!e.present)
                 continue;
             double u = sum.total_cycles ? 100.0 * (double)e.busy_cycles / (double)sum.total_cycles : 0;
-            fprintf(f, "  %-11s %12llu %5.1f%% %10llu %12llu %12llu\n", e.name,
+            fprintf(f, "  %-11s %12llu %5.1f%% %10llu %12llu %12llu", e.name,
                     (unsigned long long)e.busy_cycles, u, (unsigned long long)e.instructions,
                     (unsigned long long)e.sem_wait_cycles, (unsigned long long)e.barrier_wait_cycles);
+            if (ports)
+                fprintf(f, " %12llu", (unsigned long long)e.port_wait_cycles);
+            fputc('\n', f);
         }
         sim_queue_stats_t q[64];
         unsigned nq = sim_get_queue_stats(s, ci, q, 64);

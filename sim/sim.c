@@ -197,6 +197,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         *cycles = m->cost;
         e->cur_fp = m->fp;
         e->cur_lat = m->lat;
+        e->cur_ports = m->ports;
         return 0;
     }
     const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
@@ -218,7 +219,8 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
             .timing_only = s->opt.timing_only, .pool = s->pool, .scratch = &e->scratch,
             .tap_memo = e->tap_memo, .err = err,
-            .fp = sim_engine_result_latency(s->t, e->id) ? &e->fp : NULL,
+            .fp = sim_engine_result_latency(s->t, e->id) || sim_port_engine(s->t, e->id)
+                      ? &e->fp : NULL,
         };
         e->ctx_ok = true;
     }
@@ -238,6 +240,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     }
     e->cur_fp = e->ctx.fp;
     e->cur_lat = e->ctx.fp ? sim_result_latency(s->t, e->id, d->inst.op) : 0;
+    e->cur_ports = sim_port_needs(s->t, e->id, e->cur_fp);
     if (!m) {
         *cycles = impl->cost(s->t, e->id, d);
         return 0;
@@ -258,6 +261,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             checked = false;
     }
     m->lat = e->cur_lat;
+    m->ports = e->cur_ports;
     m->checked = checked;
     return 0;
 }
@@ -429,10 +433,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
          * as exec_compute would give it (only compute opcodes get there) */
         uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
         e->cur_fp = NULL;
+        e->cur_ports = 0;
         if (k != SIM_NO_CLASS && e->memo[k].checked) {
             cycles = e->memo[k].cost;
             e->cur_fp = e->memo[k].fp;
             e->cur_lat = e->memo[k].lat;
+            e->cur_ports = e->memo[k].ports;
             next = e->idx + 1;
         } else if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
@@ -453,12 +459,24 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
                 start = sim_cycle_to_ps(c0, e->clk_mhz);
             }
         }
+        /* a memory port another engine holds (port.c): after its holder */
+        if (e->cur_ports) {
+            uint64_t f = sim_port_free(c, e->cur_ports, e->id);
+            if (f > start) {
+                c0 = sim_ps_to_cycle_ceil(f, e->clk_mhz);
+                uint64_t s2 = sim_cycle_to_ps(c0, e->clk_mhz);
+                e->port_wait_ps += s2 - start;
+                start = s2;
+            }
+        }
         uint64_t c_end = c0 + cycles - rlat;
         uint64_t end = sim_cycle_to_ps(c_end, e->clk_mhz);
         if (end < start)
             end = start;
         e->edge_ps = end;
         e->edge_cycle = c_end;
+        if (e->cur_ports)
+            sim_port_hold(c, e->cur_ports, e->id, end);
         uint64_t c_done = sim_pipe_issue(e, e->cur_fp, c_end, rlat);
         uint64_t done = c_done == c_end ? end : sim_cycle_to_ps(c_done, e->clk_mhz);
         const isa_sync_t *h = &d->inst.sync;
@@ -725,6 +743,7 @@ void sim_get_summary(const sim_t *s, sim_summary_t *o)
     memcpy(o->by_class, s->by_class, sizeof o->by_class);
     o->wall_seconds = s->wall_seconds;
     o->target = s->t->name;
+    o->shared_ports = s->t->dve_pool_share_sbuf || s->t->dve_act_share_psum;
     o->kernel = s->kernel ? s->kernel : "";
     o->warnings = s->nwarnings;
 }
@@ -740,6 +759,7 @@ void sim_get_engine_stats(const sim_t *s, unsigned core, unsigned k, sim_engine_
     o->busy_cycles = sim_ps_dur_to_ref(s->t, e->busy_ps);
     o->instructions = e->ninst;
     o->sem_wait_cycles = sim_ps_dur_to_ref(s->t, e->sem_wait_ps);
+    o->port_wait_cycles = sim_ps_dur_to_ref(s->t, e->port_wait_ps);
     o->barrier_wait_cycles = sim_ps_dur_to_ref(s->t, e->barrier_wait_ps);
 }
 

@@ -105,6 +105,7 @@ typedef struct {
     uint64_t busy_cycles;       /* reference cycles spent executing */
     uint64_t instructions;
     uint64_t sem_wait_cycles;   /* waiting for a semaphore */
+    uint64_t port_wait_cycles;  /* waiting for a memory port another engine held (v2) */
     uint64_t barrier_wait_cycles;
     bool present;               /* the core has a stream for this engine */
 } sim_engine_stats_t;
@@ -130,6 +131,7 @@ typedef struct {
     const char *target;
     const char *kernel;
     unsigned warnings;          /* e.g. descriptors never triggered */
+    bool shared_ports;          /* the target has memory ports two engines share (v2) */
 } sim_summary_t;
 
 void sim_get_summary(const sim_t *s, sim_summary_t *out);

@@ -15,6 +15,8 @@
 #include "sim.h"
 
 #define SIM_ENGINES 5            /* isa_tpb_engines order: PE ACT POOL DVE SP */
+/* memory ports two engines share (port.c) */
+enum { SIM_PORT_SBUF_DVE_POOL, SIM_PORT_PSUM_DVE_ACT, SIM_PORTS };
 #define SIM_CALL_DEPTH 64
 #define SIM_MAX_CORES 8
 #define SIM_DMA_MAX_ENGINES 32
@@ -57,6 +59,7 @@ typedef struct {
     struct sim_plan *plan;       /* the operands a member resolved (ops.h), or NULL */
     sim_fp_t *fp;                /* once checked: the memory a member touches (pipe.c) */
     uint64_t lat;                /* a member's result latency (pipe.c) */
+    unsigned ports;              /* the shared ports a member needs (port.c) */
 } sim_memo_t;
 
 /* A result still in flight on its engine (pipe.c): the engine cycle at
@@ -106,6 +109,8 @@ typedef struct {
     const sim_fp_t *cur_fp;      /* its footprint (fp or its class's), NULL: not a
                                     compute instruction or no result pipeline */
     uint64_t cur_lat;            /* its result latency, engine cycles (with cur_fp) */
+    unsigned cur_ports;          /* the shared ports it needs (port.c SIM_PORT_*), 0 */
+    uint64_t port_wait_ps;       /* waiting for a port another engine held */
     sim_fly_t fly[SIM_FLY];      /* results in flight, oldest first (ring from fly0) */
     unsigned fly0, nfly;
     uint64_t retire_cycle;       /* engine cycle by which every result issued is written */
@@ -197,6 +202,9 @@ typedef struct {
     sim_pe_state_t *pe;
     uint32_t barrier_seq[256];   /* CoreBarrier arrivals so far, per cores mask */
     uint8_t sem_waiters;         /* bit per engine slot in ENG_WAIT_SEM (sync.c) */
+    /* the memory ports two engines share (port.c): held up to free_ps
+     * (ps) by an instruction of engine `owner` */
+    struct { uint64_t free_ps; int owner; } port[SIM_PORTS];
 } sim_core_t;
 
 /* One rendezvous: the seq-th CoreBarrier of every core in mask (a barrier
@@ -616,6 +624,19 @@ uint64_t sim_pipe_ready(sim_engine_t *e, const sim_fp_t *fp, uint64_t c0);
  * lat cycles: returns the cycle at which its result is written (results
  * are written in program order) and keeps fp's writes in flight until then. */
 uint64_t sim_pipe_issue(sim_engine_t *e, const sim_fp_t *fp, uint64_t end, uint64_t lat);
+
+/* ---- port.c ---- */
+/* Whether engine e of target t takes part in a shared port (its compute
+ * instructions' operands are then noted: sim_fp_note). */
+bool sim_port_engine(const tpb_target_t *t, isa_engine_t e);
+/* The ports (SIM_PORT_* bits) a compute instruction of engine e needs,
+ * from the memory it touches (fp; NULL: none noted, Pool's). */
+unsigned sim_port_needs(const tpb_target_t *t, isa_engine_t e, const sim_fp_t *fp);
+/* The time (ps) from which engine e may use every port of `ports`: when
+ * the last instruction of another engine holding one is done. */
+uint64_t sim_port_free(const sim_core_t *c, unsigned ports, isa_engine_t e);
+/* Engine e's instruction holds `ports` until end (ps). */
+void sim_port_hold(sim_core_t *c, unsigned ports, isa_engine_t e, uint64_t end);
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

@@ -22,6 +22,7 @@ static cJSON *engine_json(const sim_t *s, unsigned ci, unsigned k, uint64_t tota
     cJSON_AddNumberToObject(o, "utilisation", ratio(es.busy_cycles, total));
     cJSON_AddNumberToObject(o, "sem_wait_cycles", (double)es.sem_wait_cycles);
     cJSON_AddNumberToObject(o, "barrier_wait_cycles", (double)es.barrier_wait_cycles);
+    cJSON_AddNumberToObject(o, "port_wait_cycles", (double)es.port_wait_cycles);
     return o;
 }
 

@@ -5,6 +5,7 @@ tpb_add_test(test_sim_dma_timing "quick;unit" test_sim_dma_timing.c sim_testlib.
 tpb_add_test(test_sim_dmaplane "quick;unit" test_sim_dmaplane.c sim_testlib.c)
 tpb_add_test(test_sim_timing "quick;unit" test_sim_timing.c)
 tpb_add_test(test_sim_pipe "quick;unit" test_sim_pipe.c sim_testlib.c)
+tpb_add_test(test_sim_port "quick;unit" test_sim_port.c sim_testlib.c)
 tpb_add_test(test_sim_trace "quick;unit" test_sim_trace.c sim_testlib.c)
 tpb_add_test(test_sim_cli "quick;unit" test_sim_cli.c sim_testlib.c)
 add_dependencies(test_sim_cli tpb)

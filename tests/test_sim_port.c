@@ -1,0 +1,177 @@
+/* Memory ports two engines share (sim/port.c, docs/timing.md "Shared
+ * ports"): on NeuronCore-v2 (trn1) DVE and GpSimd cannot use SBUF at the
+ * same time, nor DVE and Activation PSUM (ARCH2).  Every expectation is a
+ * comparison of runs of the same instructions (alone, together, with the
+ * sharing switched off), so it follows from the mechanism, not from a
+ * number copied from the simulator. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sim_int.h"
+#include "sim_testlib.h"
+#include "target.h"
+
+#define N 512u       /* fp32 elements per partition */
+#define REGION 2048u /* bytes between tiles: one N-element fp32 tile */
+
+static isa_tap_t tile(unsigned space, unsigned r)
+{
+    return (isa_tap_t){ .addr = r * REGION, .dtype = ISA_DT_FP32, .space = (uint8_t)space,
+                        .start = 0, .nparts = 128, .ndims = 1, .step = { 1 }, .count = { N } };
+}
+
+/* A TensorCopy from (space a, region ra) to (space b, region rb). */
+static isa_inst_t copy(unsigned a, unsigned ra, unsigned b, unsigned rb)
+{
+    isa_inst_t in = tb_op(ISA_OP_TENSOR_COPY);
+    in.f.COPY.in = tile(a, ra);
+    in.f.COPY.out = tile(b, rb);
+    return in;
+}
+
+enum { SB = ISA_SPACE_SBUF, PS = ISA_SPACE_PSUM };
+
+typedef struct {
+    unsigned eng;
+    isa_inst_t in;
+} one_t;
+
+/* Total reference cycles of the given instructions (each on its engine,
+ * independent) on trn1, with its port sharing on or off; *port_wait: the
+ * port waits of engine `who`. */
+static uint64_t run(const one_t *v, unsigned n, bool share, bool timing_only, unsigned who,
+                    uint64_t *port_wait)
+{
+    tb_t b;
+    tb_init(&b, 1);
+    b.tgt = *tpb_target_get("trn1");
+    b.tgt.sbuf_partition_bytes = 32 * 1024;
+    b.tgt.dve_pool_share_sbuf = share;
+    b.tgt.dve_act_share_psum = share;
+    for (unsigned i = 0; i < n; i++)
+        tb_add(&b, 0, v[i].eng, v[i].in);
+    sim_options_t o;
+    sim_options_default(&o);
+    o.timing_only = timing_only;
+    sim_t *s;
+    tpb_err_t err;
+    int rc = tb_run(&b, &o, &s, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    uint64_t c = tb_cycles(s);
+    sim_engine_stats_t es;
+    sim_get_engine_stats(s, 0, who, &es);
+    if (port_wait)
+        *port_wait = es.port_wait_cycles;
+    sim_free(s);
+    tb_free(&b);
+    return c;
+}
+
+static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* One DVE cycle in reference cycles, rounded up: the most a start moved
+ * to the engine's next clock edge can add. */
+static uint64_t dve_edge(void)
+{
+    const tpb_target_t *t = tpb_target_get("trn1");
+    return (uint64_t)(t->clk_ref / t->clk_dve) + 1;
+}
+
+/* DVE and Pool copies on different SBUF tiles: side by side without the
+ * sharing; with it the later request (DVE: engines at one time step in
+ * slot order, Pool first) starts when Pool is done, so the pair takes
+ * Pool's time plus DVE's, and DVE's port wait is Pool's time. */
+static void test_dve_pool_sbuf(void **state)
+{
+    (void)state;
+    for (int to = 0; to < 2; to++) {
+        one_t dve = { TB_DVE, copy(SB, 0, SB, 1) }, pool = { TB_POOL, copy(SB, 2, SB, 3) };
+        one_t both[2] = { dve, pool };
+        uint64_t td = run(&dve, 1, true, to, TB_DVE, NULL);
+        uint64_t tp = run(&pool, 1, true, to, TB_POOL, NULL);
+        uint64_t wait;
+        assert_int_equal(run(both, 2, false, to, TB_DVE, &wait), umax(td, tp));
+        assert_int_equal(wait, 0);
+        uint64_t t2 = run(both, 2, true, to, TB_DVE, &wait);
+        assert_true(t2 >= td + tp && t2 <= td + tp + dve_edge());
+        assert_true(wait >= tp && wait <= tp + dve_edge());
+    }
+}
+
+/* DVE touching no SBUF (PSUM to PSUM) does not need the SBUF port. */
+static void test_dve_psum_only_overlaps_pool(void **state)
+{
+    (void)state;
+    one_t dve = { TB_DVE, copy(PS, 0, PS, 1) }, pool = { TB_POOL, copy(SB, 2, SB, 3) };
+    one_t both[2] = { dve, pool };
+    uint64_t td = run(&dve, 1, true, false, TB_DVE, NULL);
+    uint64_t tp = run(&pool, 1, true, false, TB_POOL, NULL);
+    uint64_t wait;
+    assert_int_equal(run(both, 2, true, false, TB_DVE, &wait), umax(td, tp));
+    assert_int_equal(wait, 0);
+}
+
+/* DVE and Activation both reading PSUM: one after the other (Activation,
+ * the lower slot, first); Activation reading SBUF only: side by side. */
+static void test_dve_act_psum(void **state)
+{
+    (void)state;
+    for (int to = 0; to < 2; to++) {
+        one_t dve = { TB_DVE, copy(PS, 0, SB, 1) };
+        one_t act_ps = { TB_ACT, copy(PS, 2, SB, 3) }, act_sb = { TB_ACT, copy(SB, 4, SB, 5) };
+        uint64_t td = run(&dve, 1, true, to, TB_DVE, NULL);
+        uint64_t ta = run(&act_ps, 1, true, to, TB_ACT, NULL);
+        one_t both[2] = { dve, act_ps };
+        uint64_t wait;
+        uint64_t t2 = run(both, 2, true, to, TB_DVE, &wait);
+        assert_int_equal(run(both, 2, false, to, TB_DVE, NULL), umax(td, ta));
+        /* Activation holds the port for its occupancy, not its result
+         * latency: DVE starts once Activation's engine is free */
+        const tpb_target_t *t = tpb_target_get("trn1");
+        uint64_t act_lat = (uint64_t)(t->act_static_overhead * t->clk_ref / t->clk_act);
+        assert_true(t2 > umax(td, ta));
+        assert_true(t2 + act_lat + 1 >= td + ta && t2 <= td + ta - act_lat + dve_edge() + 1);
+        assert_true(wait > 0);
+        one_t side[2] = { dve, act_sb };
+        uint64_t ts = run(&act_sb, 1, true, to, TB_ACT, NULL);
+        assert_int_equal(run(side, 2, true, to, TB_DVE, &wait), umax(td, ts));
+        assert_int_equal(wait, 0);
+    }
+}
+
+/* The port is the other engine's: a DVE instruction after DVE's own does
+ * not wait for it, and trn2 (v3) shares neither port. */
+static void test_own_engine_and_trn2(void **state)
+{
+    (void)state;
+    one_t two[2] = { { TB_DVE, copy(SB, 0, SB, 1) }, { TB_DVE, copy(SB, 2, SB, 3) } };
+    uint64_t wait;
+    uint64_t shared = run(two, 2, true, false, TB_DVE, &wait);
+    assert_int_equal(shared, run(two, 2, false, false, TB_DVE, NULL));
+    assert_int_equal(wait, 0);
+    const tpb_target_t *t2 = tpb_target_get("trn2");
+    assert_false(t2->dve_pool_share_sbuf || t2->dve_act_share_psum);
+    assert_true(sim_port_needs(t2, ISA_ENG_POOL, NULL) == 0);
+    const tpb_target_t *t1 = tpb_target_get("trn1");
+    assert_true(sim_port_needs(t1, ISA_ENG_POOL, NULL) != 0);
+    assert_false(sim_port_engine(t1, ISA_ENG_PE) || sim_port_engine(t1, ISA_ENG_SP));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dve_pool_sbuf),
+        cmocka_unit_test(test_dve_psum_only_overlaps_pool),
+        cmocka_unit_test(test_dve_act_psum),
+        cmocka_unit_test(test_own_engine_and_trn2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
