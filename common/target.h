@@ -91,6 +91,12 @@ typedef struct {
      * one bank, ARCH3): the simulator makes an instruction that needs a
      * port the other engine holds wait for it (sim/port.c) */
     bool dve_act_share_psum;
+    /* v3: DVE and GpSimd access SBUF in parallel, but DVE's perf mode
+     * uses a bus shared with GpSimd, which the hardware arbitrates; DVE
+     * and Activation access PSUM in parallel unless on the same bank
+     * (ARCH3; sim/port.c) */
+    bool dve_perf_pool_bus;
+    bool dve_act_psum_banks;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

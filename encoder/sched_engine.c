@@ -132,6 +132,28 @@ static uint64_t latency_ps(const tpb_target_t *t, const sim_opimpl_t *impl, cons
     return lat < cost ? lat : 0;
 }
 
+/* Whether engine e's compute instruction d (NULL: none) takes the port
+ * DVE and Pool share (sim/port.c): on trn2 Pool's and DVE's perf mode; on
+ * trn1, where the choice never moves work to Pool (value_safe), a named
+ * Pool instruction and DVE's SBUF work, taken here as all of DVE's. */
+static bool uses_bus(const tpb_target_t *t, const isa_decoded_t *d, int e)
+{
+    if (!d || (e != ISA_ENG_POOL && e != ISA_ENG_DVE))
+        return false;
+    if (t->dve_pool_share_sbuf)
+        return true;
+    return t->dve_perf_pool_bus && (e == ISA_ENG_POOL || sim_dve_perf_mode(t, d));
+}
+
+/* The start of engine e's instruction d no earlier than `start`: after the
+ * shared port's holder on the other engine. */
+static uint64_t after_bus(const seng_t *s, const isa_decoded_t *d, int e, uint64_t start)
+{
+    if (uses_bus(s->t, d, e) && s->bus_owner != e && s->bus_free > start)
+        return s->bus_free;
+    return start;
+}
+
 /* The cost implementation of a compute instruction, else NULL. */
 static const sim_opimpl_t *cost_impl(const bir_inst_t *in)
 {
@@ -279,6 +301,7 @@ int seng_pick(seng_t *s, const bir_block_t *b, int i, unsigned cand, int def)
     static const int order[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
     int best = def;
     uint64_t best_end = UINT64_MAX, best_cost = 0;
+    bool best_bus = false;
     const sim_opimpl_t *impl = cost_impl(in);
     isa_decoded_t d;
     if (impl)
@@ -288,12 +311,15 @@ int seng_pick(seng_t *s, const bir_block_t *b, int i, unsigned cand, int def)
         if ((k >= 0 && e == def) || !(cand >> e & 1u))
             continue;
         uint64_t r = ready_on(s, in, e);
-        uint64_t start = s->avail[e] > r ? s->avail[e] : r;
+        uint64_t start = after_bus(s, impl ? &d : NULL, e, s->avail[e] > r ? s->avail[e] : r);
         uint64_t cost = cost_ps(s->t, impl, impl ? &d : NULL, e);
-        if (start + cost < best_end)
+        if (start + cost < best_end) {
             best = e, best_end = start + cost, best_cost = cost;
+            best_bus = uses_bus(s->t, impl ? &d : NULL, e);
+        }
     }
     s->pick_i = i, s->pick_e = best, s->pick_end = best_end, s->pick_cost = best_cost;
+    s->pick_bus = best_bus;
     return best;
 }
 
@@ -317,19 +343,26 @@ void seng_note(seng_t *s, const bir_block_t *b, int i)
     bool dma = in->is_dma_desc || in->isa.op == ISA_OP_DMA_TRIGGER;
     const sim_opimpl_t *impl = cost_impl(in);
     uint64_t start = 0, end, cost;
+    bool bus;
     if (s->pick_i == i && s->pick_e == e) {   /* seng_pick's estimate */
         end = s->pick_end;
         cost = s->pick_cost;
+        bus = s->pick_bus;
     } else {
         uint64_t r = ready_on(s, in, e);
-        start = s->avail[e] > r ? s->avail[e] : r;
         isa_decoded_t d;
         if (impl)
             decoded_of(in, &d);
+        bus = uses_bus(s->t, impl ? &d : NULL, e);
+        start = after_bus(s, impl ? &d : NULL, e, s->avail[e] > r ? s->avail[e] : r);
         cost = cost_ps(s->t, impl, impl ? &d : NULL, e);
         end = start + cost;
     }
     s->avail[e] = end - latency_ps(s->t, impl, in, e, cost);
+    if (bus && s->avail[e] >= s->bus_free) {
+        s->bus_free = s->avail[e];
+        s->bus_owner = e;
+    }
     for (int k = 0; k < in->nacc; k++) {
         const bir_access_t *a = &in->acc[k];
         if (!a->write)

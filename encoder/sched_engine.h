@@ -30,6 +30,11 @@ typedef struct {
     const tpb_target_t *t;
     bool on;                        /* some instruction has a choice */
     uint64_t avail[ISA_ENG_COUNT];  /* each engine's estimated busy end, ps */
+    /* the DVE/Pool shared port (sim/port.c: trn1's SBUF, trn2's perf-mode
+     * bus): held up to bus_free by an instruction of engine bus_owner */
+    uint64_t bus_free;
+    int bus_owner;
+    bool pick_bus;                  /* seng_pick's choice takes that port */
     uint64_t sem_ps;                /* cross-engine semaphore hand-off */
     seng_writer_t *w;               /* [SENG_WRITERS] */
     /* rolled-loop candidates: their iterations get the first's engines */

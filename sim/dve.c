@@ -135,6 +135,30 @@ done:
     return rc;
 }
 
+/* Whether a DVE instruction runs in perf mode (ARCH3: the hardware
+ * enables it when the conditions hold): TensorCopy and TensorScalar with
+ * 16-bit float input and output (perf_div), TensorTensor with both inputs
+ * in SBUF and every operand 16-bit float. */
+bool sim_dve_perf_mode(const tpb_target_t *t, const isa_decoded_t *d)
+{
+    if (t->dve_perf_mode_factor <= 1)
+        return false;
+    const isa_fmt_TT_t *tt = &d->inst.f.TT;
+    switch (d->inst.op) {
+    case ISA_OP_TENSOR_COPY:
+        return perf_div(t, &d->inst.f.COPY.in, &d->inst.f.COPY.out) > 1;
+    case ISA_OP_TENSOR_SCALAR:
+    case ISA_OP_TENSOR_SCALAR_PTR:
+        return perf_div(t, &d->inst.f.TS.in, &d->inst.f.TS.out) > 1;
+    case ISA_OP_TENSOR_TENSOR:
+        return tt->in0.space == ISA_SPACE_SBUF && tt->in1.space == ISA_SPACE_SBUF &&
+               sim_dt_is_perf(t, tt->in0.dtype) && sim_dt_is_perf(t, tt->in1.dtype) &&
+               sim_dt_is_perf(t, tt->out.dtype);
+    default:
+        return false;
+    }
+}
+
 static uint64_t cost_tensor_copy(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;

@@ -438,6 +438,9 @@ static inline bool sim_dt_is_perf(const tpb_target_t *t, unsigned dt)
                                                       dt == ISA_DT_FP8E4M3IEEE));
 }
 
+/* Whether a DVE instruction runs in the v3 perf mode (dve.c). */
+bool sim_dve_perf_mode(const tpb_target_t *t, const isa_decoded_t *d);
+
 /* ARCH2: an innermost stride above 16 bytes halves the port bandwidth. */
 static inline bool sim_tap_strided(const isa_tap_t *t)
 {

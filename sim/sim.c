@@ -240,7 +240,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     }
     e->cur_fp = e->ctx.fp;
     e->cur_lat = e->ctx.fp ? sim_result_latency(s->t, e->id, d->inst.op) : 0;
-    e->cur_ports = sim_port_needs(s->t, e->id, e->cur_fp);
+    e->cur_ports = sim_port_needs(s->t, e->id, d, e->cur_fp);
     if (!m) {
         *cycles = impl->cost(s->t, e->id, d);
         return 0;
@@ -743,7 +743,7 @@ void sim_get_summary(const sim_t *s, sim_summary_t *o)
     memcpy(o->by_class, s->by_class, sizeof o->by_class);
     o->wall_seconds = s->wall_seconds;
     o->target = s->t->name;
-    o->shared_ports = s->t->dve_pool_share_sbuf || s->t->dve_act_share_psum;
+    o->shared_ports = sim_port_engine(s->t, ISA_ENG_DVE);
     o->kernel = s->kernel ? s->kernel : "";
     o->warnings = s->nwarnings;
 }

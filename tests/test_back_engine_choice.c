@@ -209,6 +209,38 @@ static void test_trn1_shared_port_keeps_pool_out(void **state)
     tir_kernel_free(&k);
 }
 
+/* trn2 (dve_perf_pool_bus): DVE's perf mode (bf16 adds from SBUF) shares
+ * a bus with GpSimd (sim/port.c), so a Pool add would start only when
+ * DVE's is done, later than DVE's next: the independent bf16 adds that
+ * spread to Pool without the bus all stay on DVE; fp32 adds (no perf
+ * mode) still spread. */
+static void test_trn2_perf_bus_keeps_bf16_on_dve(void **state)
+{
+    (void)state;
+    tpb_target_t nobus = *trn2();
+    nobus.dve_perf_pool_bus = false;
+    assert_true(trn2()->dve_perf_pool_bus);
+    for (int bus = 0; bus < 2; bus++) {
+        tir_kernel_t k;
+        build_independent(&k, 6, ISA_DT_BF16, false, ISA_ENG_UNASSIGNED);
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, bus ? trn2() : &nobus, true), 0);
+        if (bus)
+            assert_int_equal(count_on(&r, 6, ISA_ENG_DVE), 6);
+        else
+            assert_true(count_on(&r, 6, ISA_ENG_POOL) > 0);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+    tir_kernel_t k;
+    build_independent(&k, 6, ISA_DT_FP32, false, ISA_ENG_UNASSIGNED);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_true(count_on(&r, 6, ISA_ENG_POOL) > 0);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_named_engine_kept),
         cmocka_unit_test(test_int_tensor_tensor_stays_on_dve),
         cmocka_unit_test(test_trn1_shared_port_keeps_pool_out),
+        cmocka_unit_test(test_trn2_perf_bus_keeps_bf16_on_dve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
