@@ -64,6 +64,7 @@ struct gen_cache_entry {
     uint64_t hash;
     isa_inst_t key;          /* op and body bytes compared; sync: the header
                                 the bundles carry */
+    bir_sync_t csync;        /* that header as the BIR holds it (same_sync) */
     isa_fmt_PREDEXT_t pred;
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
 };
@@ -240,6 +241,22 @@ static bool header_value_ok(const isa_field_t *f, uint32_t v)
     default: /* enum kinds (BOOL, DTYPE, SPACE, ALU, ...) */
         return (f->width >= 32 || !(v >> f->width)) && isa_enum_name(f->type, v) != NULL;
     }
+}
+
+/* Whether two BIR headers are the same bytes (then their expansions are
+ * equal and a bundle carrying one carries the other: no patch).  A pair
+ * that differs only in the flags byte's unused bits just takes
+ * patch_header. */
+static inline bool same_sync(const bir_sync_t *a, const bir_sync_t *b)
+{
+    _Static_assert(sizeof(bir_sync_t) == 12, "two loads");
+    uint64_t x, y;
+    uint32_t u, v;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    memcpy(&u, (const char *)a + 8, 4);
+    memcpy(&v, (const char *)b + 8, 4);
+    return ((x ^ y) | (u ^ v)) == 0;
 }
 
 /* Rewrite the sync header fields of bundle b, which carries ref's header,
@@ -680,8 +697,8 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     if (e && (recent || cache_match(e, h, in, body))) {
         memcpy(out, e->bundles, (size_t)e->nb * ISA_BUNDLE_BYTES);   /* the rest is not read */
         isa_sync_t hdr;
-        bir_sync_expand(&in->isa.sync, &hdr);
-        if (patch_header(&hdr, &e->key, out[e->nb - 1])) {
+        if (same_sync(&in->isa.sync, &e->csync) ||
+            (bir_sync_expand(&in->isa.sync, &hdr), patch_header(&hdr, &e->key, out[e->nb - 1]))) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
@@ -704,6 +721,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         e->hash = h;
         e->has_pred = in->has_pred;
         e->key = whole;
+        e->csync = in->isa.sync;
         e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;

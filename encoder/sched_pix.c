@@ -26,6 +26,8 @@ static pix_recent_t *recent_get(pindex_t *x, int sem)
             return NULL;
         recent_clear(r);
         r->next = r->used = 0;
+        r->misses = r->rest = r->backoff = 0;
+        r->hits_seen = x->recent_hits;
         x->recent[sem] = r;
     }
     return r;
@@ -301,6 +303,24 @@ static inline int *list_last(const pix_last_t *e, int j)
     return &iv_v(e->list[j])[e->list[j]->n - 1];
 }
 
+/* A miss of pix_replace_recent on r: a run of PIX_RECENT_MISS_RUN with no
+ * hit anywhere in the index (pindex_t.recent_hits unchanged) makes r rest,
+ * longer each time.  Out of the hit path, which stays as it was. */
+__attribute__((noinline)) static void recent_missed(pindex_t *x, pix_recent_t *r)
+{
+    if (r->hits_seen != x->recent_hits) {   /* a hit since: a new run */
+        r->hits_seen = x->recent_hits;
+        r->misses = 0;
+        r->backoff = 0;
+    }
+    if (++r->misses >= PIX_RECENT_MISS_RUN) {
+        r->misses = 0;
+        r->rest = r->backoff ? r->backoff : PIX_RECENT_REST;
+        r->backoff = r->rest < PIX_RECENT_REST_MAX / 2 ? (uint16_t)(2 * r->rest)
+                                                       : (uint16_t)PIX_RECENT_REST_MAX;
+    }
+}
+
 /* Producer p has exactly the accesses of a recent one on its semaphore
  * that is still the last entry of each of its lists: p takes its place
  * there (what pix_append would do list by list: the dedup finds it at the
@@ -312,6 +332,11 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
     pix_recent_t *r = x->recent[sem];
     if (!r)
         return false;   /* no producer filed on sem yet */
+    if (r->rest) {   /* resting: filed list by list (pix_recent_t.rest) */
+        r->rest--;
+        x->recent_rested++;
+        return false;
+    }
     uint16_t id = ctx->prods[p].accid;
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
@@ -348,6 +373,7 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
         x->recent_hits++;
         return true;
     }
+    recent_missed(x, r);
     return false;
 }
 

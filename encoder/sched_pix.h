@@ -61,6 +61,9 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_FINE_MAX 16u        /* HBM level 1: at most 4 KiB in 256-byte chunks */
 #define PIX_LAST_LISTS 8        /* pix_last_t: lists remembered per producer */
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
+#define PIX_RECENT_MISS_RUN 32  /* pindex_t.recent_rest: misses before a rest */
+#define PIX_RECENT_REST 256     /* the first rest (producers) */
+#define PIX_RECENT_REST_MAX 16384
 #define PIX_SLAB 8              /* a list's storage past its inline entries: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
 #define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 4 MiB of hash table up front */
@@ -136,6 +139,15 @@ typedef struct {
     pix_last_t e[PIX_RECENT];
     unsigned next;                 /* the entry the next slow filing overwrites */
     unsigned used;                 /* the entry filed or replaced last */
+    /* pix_add's look here rests after PIX_RECENT_MISS_RUN misses in a row
+     * on this semaphore (every producer's accesses new, as compile-live's
+     * tiles): its next `rest` producers are filed list by list, which
+     * leaves the lists as a replacement would (the duplicate drop removes
+     * the same entry); the rest doubles while the misses go on, a hit
+     * (on any semaphore: hits_seen, the index's count at this run's
+     * start) ends it */
+    uint16_t misses, rest, backoff;
+    uint64_t hits_seen;
 } pix_recent_t;
 
 /* A hash table slot: a key and its bucket, side by side (a probe reads
@@ -178,6 +190,7 @@ typedef struct {
      * instructions and stack pages. */
     pix_recent_t *recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
+    uint64_t recent_rested;        /* producers filed without that look (tests) */
     size_t hint;                   /* lists expected (pix_reserve), at most PIX_HINT_MAX */
     unsigned rehashes;             /* hash tables built (tests) */
     sched_pool_t *pool;            /* the large blocks' pool (NULL: none) */

@@ -541,6 +541,49 @@ static void test_encode_cache_bytes_match_isa_encode(void **state)
     tir_kernel_free(&k);
 }
 
+/* A cache hit whose BIR header is byte for byte the one the entry was
+ * filled with takes the entry's bundles as they are (no expansion, no
+ * patch); any other header, including one that differs only in the flags
+ * byte's unused bits, is patched field by field.  Both give isa_encode's
+ * bytes: the headers alternate between two sets of values, and every
+ * third instruction carries the first set with the spare flag bits set. */
+static void test_encode_cache_same_header(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_repetitive(&k);
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    bir_block_t *b = bu_block(&r);
+    bir_sync_t one, two;
+    memset(&one, 0, sizeof one);
+    memset(&two, 0, sizeof two);
+    one.wait_en = 1, one.wait_sem = 3, one.wait_val = 77, one.upd_en = 1, one.upd_sem = 2;
+    one.upd_val = 1, one.upd_op = ISA_SEMOP_SEM_INC;
+    two = one;
+    two.wait_val = 78, two.upd_sem = 4;
+    bir_sync_t odd = one;   /* one's values, other bytes: the flags byte's spare bits */
+    unsigned char *ob = (unsigned char *)&odd;
+    unsigned char keep = ob[sizeof odd - 1];
+    ob[sizeof odd - 1] = (unsigned char)(keep | 0xf0u);
+    bool spare = odd.wait_en == one.wait_en && odd.upd_en == one.upd_en &&
+                 odd.upd_at_read == one.upd_at_read && odd.upd_remote == one.upd_remote;
+    if (!spare)   /* another bit layout: the bits are fields; no such variant */
+        odd = one;
+    for (int i = 0; i < b->ninsts; i++)
+        b->insts[i].isa.sync = i % 3 == 2 ? odd : i % 2 ? two : one;
+    assert_true(streams_match_isa_encode(&r, "samehdr", true) >= 10);
+    /* every instruction with the first set: the hits need no patch */
+    for (int i = 0; i < b->ninsts; i++)
+        b->insts[i].isa.sync = one;
+    assert_true(streams_match_isa_encode(&r, "samehdr1", true) >= 10);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* More distinct bodies (immediates) than the encode cache's 4 096 slots,
  * twice: its entry array grows to full size, slots collide and replace
  * entries, the second pass hits the survivors; streams are isa_encode's. */
@@ -890,6 +933,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
+        cmocka_unit_test(test_encode_cache_same_header),
         cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_keys_the_exact_body),
         cmocka_unit_test(test_queue_write_keeps_shared_bodies),

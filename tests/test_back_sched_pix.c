@@ -222,6 +222,62 @@ static void test_pix_recent_matches_list_filing(void **state)
     assert_true(longest > 2 * PIX_SLAB);   /* lists outgrew their slab block */
 }
 
+/* The look at the recent producers rests after a run of misses (every
+ * producer's accesses new): the producers filed list by list meanwhile
+ * leave the lists exactly as the model (and a replacement) would, and
+ * once the rest is over a repeating body is filed through the memo again.
+ * Two semaphores; phases of new accesses (a partition each, one chunk),
+ * a rotating set of three tiles, new accesses again. */
+static void test_pix_recent_rest_matches_list_filing(void **state)
+{
+    (void)state;
+    model_t m;
+    m.l = calloc(MODEL_KEYS, sizeof *m.l);
+    m.insts = calloc(NPROD, sizeof *m.insts);
+    m.prods = calloc(NPROD, sizeof *m.prods);
+    bir_access_t *acc = calloc(NPROD, sizeof *acc);
+    assert_non_null(m.l);
+    assert_non_null(m.insts);
+    assert_non_null(m.prods);
+    assert_non_null(acc);
+    m.n = 0;
+    pindex_t x;
+    pix_init(&x);
+    pix_ctx_t ctx = {m.insts, m.prods};
+    uint32_t count[2] = {0, 0};
+    for (int p = 0; p < NPROD; p++) {
+        int sem = p & 1;
+        bool repeat = p >= NPROD / 3 && p < 2 * NPROD / 3;
+        bir_access_t *a = &acc[p];
+        a->write = true, a->space = ISA_SPACE_SBUF;
+        if (repeat) {   /* three tiles in turn (a chunk each): the memo's case */
+            a->lo = (uint64_t)(p / 2 % 3) * 256, a->hi = a->lo + 128, a->p0 = 0, a->p1 = 128;
+        } else {        /* a partition of its own among the last 100: all new */
+            a->lo = 0, a->hi = 128, a->p0 = (unsigned)(p % 100), a->p1 = a->p0 + 1;
+        }
+        m.insts[p].acc = a, m.insts[p].nacc = 1;
+        m.prods[p] = (prod_t){.inst = p, .sem = (uint8_t)sem, .value = ++count[sem]};
+        pix_add(&x, &m.insts[p], sem, p, &ctx);
+        model_add(&m, sem, p);
+    }
+    assert_false(x.oom);
+    for (int i = 0; i < m.n; i++) {
+        const mlist_t *l = &m.l[i];
+        const pbucket_t *b = pix_find(&x, l->key);
+        assert_non_null(b);
+        const ivec_t *v = pix_list(b, l->sem);
+        assert_int_equal(v->n, l->n);
+        assert_memory_equal(iv_cv(v), l->v, (size_t)l->n * sizeof l->v[0]);
+    }
+    assert_true(x.recent_rested >= PIX_RECENT_REST);   /* it rested */
+    assert_true(x.recent_hits > 100);   /* and looked again */
+    pix_free(&x);
+    free(m.l);
+    free(m.insts);
+    free(m.prods);
+    free(acc);
+}
+
 /* n producers, `per` to a 16-byte SBUF chunk, each with accesses of its
  * own (per 1: compile-live's tiles), on the chunk's semaphore: every chunk
  * opens a list of `per` entries.  Returns how many hash tables were built;
@@ -340,6 +396,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pix_recent_matches_list_filing),
+        cmocka_unit_test(test_pix_recent_rest_matches_list_filing),
         cmocka_unit_test(test_pix_reserve_grows_once),
         cmocka_unit_test(test_pix_large_blocks),
         cmocka_unit_test(test_pix_hash_keeps_neighbours),
