@@ -460,12 +460,14 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             }
         }
         /* a memory port another engine holds (port.c): after its holder */
+        tr.port_ps = 0;
         if (e->cur_ports) {
             uint64_t f = sim_port_free(c, e->cur_ports, e->id);
             if (f > start) {
                 c0 = sim_ps_to_cycle_ceil(f, e->clk_mhz);
                 uint64_t s2 = sim_cycle_to_ps(c0, e->clk_mhz);
-                e->port_wait_ps += s2 - start;
+                tr.port_ps = s2 - start;
+                e->port_wait_ps += tr.port_ps;
                 start = s2;
             }
         }

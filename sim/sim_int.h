@@ -261,6 +261,7 @@ typedef struct {
     uint8_t core, slot;
     uint8_t wait_kind;           /* 0 none, 1 semaphore, 2 barrier */
     sim_ref_t waited_for;
+    uint64_t port_ps;            /* of the wait, for a port another engine held (port.c) */
     uint32_t iter;               /* earlier runs of this instruction (rolled loops),
                                     UINT32_MAX = not in a stream with loops */
 } sim_tr_inst_t;

@@ -333,6 +333,11 @@ static void put_inst(trace_writer_t *w, const sim_tr_inst_t *r)
     jb_u64(b, ic);
     jb_lit(b, ",\"wait_cycles\":");
     jb_u64(b, sc - ic);
+    uint64_t pc = r->port_ps ? ref_at(s, r->port_ps) : 0;
+    if (pc) {   /* of the wait: a memory port another engine held (port.c) */
+        jb_lit(b, ",\"port_wait_cycles\":");
+        jb_u64(b, pc);
+    }
     if (r->iter != UINT32_MAX) {
         jb_lit(b, ",\"iter\":");
         jb_u64(b, r->iter);

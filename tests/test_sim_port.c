@@ -165,6 +165,46 @@ static void test_dve_act_psum(void **state)
     }
 }
 
+/* The trace gives the waiting instruction's port wait (the engine's
+ * whole port wait here: one instruction waited). */
+static void test_trace_names_port_wait(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    b.tgt = *tpb_target_get("trn1");
+    b.tgt.sbuf_partition_bytes = 32 * 1024;
+    tb_add(&b, 0, TB_DVE, copy(SB, 0, SB, 1));
+    tb_add(&b, 0, TB_POOL, copy(SB, 2, SB, 3));
+    sim_options_t o;
+    sim_options_default(&o);
+    o.trace = true;
+    sim_t *s;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, &o, &s, &err), 0);
+    sim_engine_stats_t es;
+    sim_get_engine_stats(s, 0, TB_DVE, &es);
+    assert_true(es.port_wait_cycles > 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/t.json", b.dir);
+    assert_int_equal(sim_write_trace(s, path, &err), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    /* the instruction event's args, not the per-engine statistics */
+    char want[64];
+    snprintf(want, sizeof want, "\"port_wait_cycles\":%llu,",
+             (unsigned long long)es.port_wait_cycles);
+    const char *at = strstr(text, "\"name\":\"TensorCopy\"");
+    assert_non_null(at);
+    assert_non_null(strstr(text, want));
+    sim_free(s);
+    tb_free(&b);
+}
+
 /* trn1's PSUM port is the whole PSUM: different banks still collide. */
 static void test_trn1_psum_whole(void **state)
 {
@@ -238,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_dve_pool_sbuf),
         cmocka_unit_test(test_dve_psum_only_overlaps_pool),
         cmocka_unit_test(test_dve_act_psum),
+        cmocka_unit_test(test_trace_names_port_wait),
         cmocka_unit_test(test_trn1_psum_whole),
         cmocka_unit_test(test_trn2_perf_bus),
         cmocka_unit_test(test_trn2_psum_banks),
