@@ -173,9 +173,7 @@ void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
 {
     tir_reserve_hint(b->k, ops, tensors);
     int64_t n = b->k->ntensors + (tensors > 0 ? tensors : 0);
-    if (n > b->cap_tensor_info && n < INT_MAX &&
-        tpb_array_fresh_zero((size_t)n * sizeof *b->tinfo))   /* as tir_reserve_hint */
-        (void)enc_grow_tensor_info(b, (int)n - 1);
+    b->tinfo = tir_array_hint(b->tinfo, &b->cap_tensor_info, n, sizeof *b->tinfo);
 }
 
 int enc_grow_tensor_info(enc_builder_t *b, int n)

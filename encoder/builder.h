@@ -293,9 +293,9 @@ void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
  * message as enc_ap) or out of memory (b->failed not set). */
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field);
-/* enc_ap interned (tir_ap_intern), without a memo; NULL: failed (b->failed,
- * enc_ap's message) or out of memory (b->failed not set).  Its pass of the
- * operand check is noted in b's check memo (enc_note_built). */
+/* enc_ap_memo_interned(b, NULL, ...): the same record and bookkeeping (for
+ * no slices, the tensor's whole record kept), a new one's pass of the
+ * operand check noted in b's check memo (enc_note_built). */
 const tir_ap_t *enc_ap_interned(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                                 const char *field);
 /* r, enc_ap's answer for a tensor declared through b (no dtype view or

@@ -182,11 +182,30 @@ void enc_note_built(enc_builder_t *b, const tir_ap_t *r)
 const tir_ap_t *enc_ap_interned(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                                 const char *field)
 {
+    const tir_ap_t **full = NULL;
+    struct enc_name_entry *e = NULL;
+    if (nslices == 0) {
+        /* a whole record: enc_ap_memo_interned's steps without a memo where
+         * the answer is new and the name's first (a flat body's tile at its
+         * first use: no record to reuse or take over, full_from_previous and
+         * full_alias have nothing to do but remember it) */
+        if (b->failed || tensor < 0 || tensor >= b->k->ntensors || !(full = full_slot(b, tensor)) ||
+            *full || !(e = tensor_entry(b, tensor)) || e->last_full) {
+            bool found = full && *full;
+            const tir_ap_t *r = enc_ap_memo_interned(b, NULL, tensor, 0, s, field);
+            if (r && !found)
+                enc_note_built(b, r);
+            return r;
+        }
+    }
     tir_ap_t ap;
     enc_ap_into(b, tensor, nslices, s, field, &ap);
     const tir_ap_t *r = b->failed ? NULL : tir_ap_intern(b->k, &ap);
-    if (r)
-        enc_note_built(b, r);
+    if (!r)
+        return NULL;
+    if (full)
+        *full = e->last_full = r;
+    enc_note_built(b, r);
     return r;
 }
 

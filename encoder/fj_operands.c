@@ -483,19 +483,12 @@ static __attribute__((noinline)) int intern_flat(jx_t *j, const cJSON *it, const
     int t = lookup_at(j, name, path, fname, NULL);
     if (t < 0)
         return -1;
-    if (!ns) {   /* a whole tensor: its record interned once (enc_ap_memo_interned) */
-        const tir_ap_t *r = enc_ap_full_interned(&j->b, t);
-        if (!r) {
-            if (intern_sliced(j, NULL, t, ns, sl, path, fname, &r))
-                return -1;
-            enc_note_built(&j->b, r);   /* new: its check passed (a tile's load) */
-        }
-        *slot = r;
-        return 0;
-    }
-    /* slices without a memo: what enc_ap_memo_interned does then, without
-     * its memo's steps (live: every load's source, every store's target) */
-    const tir_ap_t *r = enc_ap_interned(&j->b, t, ns, sl, fname);
+    /* a whole tensor: its record interned once (a tile's store after its
+     * load), else what enc_ap_memo_interned does without a memo, without
+     * its memo's steps (live: every operand) */
+    const tir_ap_t *r = ns ? NULL : enc_ap_full_interned(&j->b, t);
+    if (!r)
+        r = enc_ap_interned(&j->b, t, ns, sl, fname);
     if (!r)
         return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
     *slot = r;

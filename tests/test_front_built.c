@@ -6,7 +6,8 @@
  * stepped, one-element and failing ones), every record noted passes the
  * check for a direct DMA, and for any other op exactly when noted so
  * (a tile's partition step); enc_ap_interned gives enc_ap's record and
- * message; a tensor not declared through the builder gets no note.  And
+ * message, and enc_ap_memo_interned's bookkeeping for a whole record; a
+ * tensor not declared through the builder gets no note.  And
  * through the JSON front end, a flat statement (the noted way) and the
  * same statement in a loop (the memos' way) give the same records and the
  * same messages, also for the operands the check refuses. */
@@ -194,6 +195,58 @@ static void test_not_noted(void **state)
     bfx_free(&f);
 }
 
+/* enc_ap_interned without slices (its own path for a name's first whole
+ * record) against enc_ap_memo_interned without a memo in a twin builder:
+ * the same records, whole records kept, records taken from a name's
+ * previous instance, hits and failures; each new one noted. */
+static void test_whole_as_memo(void **state)
+{
+    (void)state;
+    bfx_t f1, f2;
+    bfx_init(&f1);
+    bfx_init(&f2);
+    static const struct { const char *name; tir_tensor_kind_t kind; int64_t shape[2]; } decl[] = {
+        {"x", TIR_T_SBUF, {1, 4}},   {"y", TIR_T_PSUM, {128, 16}}, {"x", TIR_T_SBUF, {1, 4}},
+        {"x", TIR_T_SBUF, {2, 4}},   {"z", TIR_T_SBUF, {128, 64}}, {"y", TIR_T_PSUM, {128, 16}},
+    };
+    bfx_t *fs[2] = {&f1, &f2};
+    int ids[2][8];
+    for (int w = 0; w < 2; w++) {
+        enc_builder_t *b = &fs[w]->b;
+        ids[w][0] = enc_input(b, "in", ISA_DT_FP32, 2, (int64_t[]){64, 64});
+        for (int i = 0; i < 6; i++)
+            ids[w][i + 1] = enc_tile(b, decl[i].name, decl[i].kind, ISA_DT_FP32, 2, decl[i].shape);
+        ids[w][7] = 99;   /* no such tensor */
+        assert_false(b->failed);
+    }
+    /* each tensor twice (a first use, then its record found), in order */
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 8; i++) {
+            tpb_err_t e1 = {{0}}, e2 = {{0}};
+            f1.b.err = &e1;
+            f2.b.err = &e2;
+            const tir_ap_t *r1 = enc_ap_interned(&f1.b, ids[0][i], 0, NULL, "x");
+            const tir_ap_t *r2 = enc_ap_memo_interned(&f2.b, NULL, ids[1][i], 0, NULL, "x");
+            assert_int_equal(f1.b.failed, f2.b.failed);
+            assert_string_equal(e1.msg, e2.msg);
+            f1.b.failed = f2.b.failed = false;
+            assert_int_equal(r1 == NULL, r2 == NULL);
+            if (!r1)
+                continue;
+            assert_memory_equal(r1, r2, sizeof *r1);
+            assert_ptr_equal(f1.b.tinfo[ids[0][i]].full_ap, r1);
+            assert_ptr_equal(f2.b.tinfo[ids[1][i]].full_ap, r2);
+            assert_ptr_equal(f1.b.check_memo->e[enc_check_memo_slot(r1)].ap, r1);   /* noted */
+        }
+    assert_int_equal(f1.b.full_derived, f2.b.full_derived);
+    assert_true(f1.b.full_derived >= 1);   /* x's second instance took the first's */
+    assert_int_equal(f1.b.full_ap_hits, f2.b.full_ap_hits);
+    for (int e = 0; e < f1.b.nnames; e++)
+        assert_int_equal(f1.b.names[e].last_full != NULL, f2.b.names[e].last_full != NULL);
+    bfx_free(&f1);
+    bfx_free(&f2);
+}
+
 /* ---- through the JSON front end ---- */
 
 /* The op records and message of one statement, flat (0) or in a
@@ -302,6 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_notes_are_true),
         cmocka_unit_test(test_not_noted),
+        cmocka_unit_test(test_whole_as_memo),
         cmocka_unit_test(test_flat_as_looped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
