@@ -54,7 +54,7 @@ static unsigned dma_keys(const jx_t *j, const cJSON *o)
 
 /* op's DMA options (rare fields: written only when they differ, so a
  * plain DMA keeps the shared default record) */
-static void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
+static inline void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
 {
     if (dge != op->rare->dge_mode || oob != op->rare->oob_mode || qos != op->rare->qos) {
         tir_op_rare_t r = *op->rare;
@@ -84,8 +84,10 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
          fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS)))
         return -1;
     set_dma_opts(j, op, dge, oob, qos);
-    const cJSON *q = fj_memo_keeps(j) ? fj_field(o, "dma_qos") : NULL;   /* only in a loop */
-    dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
+    if (!fj_memo_keeps(j))   /* only in a loop */
+        return 0;
+    const cJSON *q = fj_field(o, "dma_qos");
+    dma_opts_t *k = !q || cJSON_IsNumber(q) ? malloc(sizeof *k) : NULL;
     if (k && fj_keep(j, k, free)) {
         *k = (dma_opts_t){dge, oob, qos, *rmw};
         fj_memo_put(j, o, &dma_opts_tag, k);

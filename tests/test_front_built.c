@@ -7,7 +7,10 @@
  * check for a direct DMA, and for any other op exactly when noted so
  * (a tile's partition step); enc_ap_interned gives enc_ap's record and
  * message, and enc_ap_memo_interned's bookkeeping for a whole record; a
- * tensor not declared through the builder gets no note.  And
+ * tensor not declared through the builder gets no note.  Also the other
+ * shortcuts of the flat statements: add_tensor's one-pass name rule and a
+ * tile shape's numbers read inline, against the rule as written before
+ * and the general reader's messages.  And
  * through the JSON front end, a flat statement (the noted way) and the
  * same statement in a loop (the memos' way) give the same records and the
  * same messages, also for the operands the check refuses. */
@@ -247,7 +250,96 @@ static void test_whole_as_memo(void **state)
     bfx_free(&f2);
 }
 
+/* add_tensor's name rule in one pass (builder.c valid_name): the rule as
+ * it was written (a letter or _, then letters, digits or _, shorter than
+ * TIR_NAME_LEN - 8 bytes) decides every first and second byte and the
+ * lengths around the bound alike. */
+static bool name_rule(const char *s)
+{
+    if (!s || !*s || strlen(s) >= TIR_NAME_LEN - 8)
+        return false;
+    for (const char *p = s; *p; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                  (p != s && *p >= '0' && *p <= '9');
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void test_name_rule(void **state)
+{
+    (void)state;
+    bfx_t f;
+    bfx_init(&f);
+    enc_builder_t *b = &f.b;
+    char name[TIR_NAME_LEN + 8];
+    int n = 0, ok = 0;
+    for (int pos = 0; pos < 3; pos++)
+        for (int c = 1; c < 256; c++) {
+            snprintf(name, sizeof name, "%s", pos == 0 ? "?" : pos == 1 ? "x?" : "ab?c");
+            name[pos == 2 ? 2 : pos] = (char)c;
+            tpb_err_t e = {{0}};
+            b->err = &e;
+            int t = enc_tile(b, name, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4});
+            if ((t >= 0) != name_rule(name))
+                fail_msg("name byte %d at %d: tile %d", c, pos, t);
+            if (t < 0)
+                assert_non_null(strstr(e.msg, "is not a valid identifier"));
+            ok += t >= 0;
+            n++;
+            b->failed = false;
+        }
+    for (int len = TIR_NAME_LEN - 11; len <= TIR_NAME_LEN - 6; len++) {
+        memset(name, 'q', (size_t)len);
+        name[len] = 0;
+        name[0] = (char)('a' + len % 26);   /* a new name each time */
+        int t = enc_tile(b, name, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4});
+        assert_int_equal(t >= 0, name_rule(name));
+        ok += t >= 0;
+        b->failed = false;
+    }
+    assert_true(ok > 150 && ok < n);
+    bfx_free(&f);
+}
+
 /* ---- through the JSON front end ---- */
+
+/* A tile's shape: its integral numbers read inline (fj_shape_item), the
+ * rest through the general reader, with its messages. */
+static void test_shape_items(void **state)
+{
+    (void)state;
+    static const struct { const char *shape; int64_t d1; const char *msg; } cases[] = {
+        {"[1, 4]", 4, NULL},
+        {"[1, 4.0]", 4, NULL},
+        {"[1, '2*3']", 6, NULL},
+        {"[1, 2.5]", 0, "field 'shape': 2.5 is not an integer"},
+        {"[1, 1e19]", 0, "field 'shape': 1e+19 is outside the 64-bit integer range"},
+        {"[1, -1e19]", 0, "field 'shape': -1e+19 is outside the 64-bit integer range"},
+        {"[1, true]", 0, "field 'shape': expected an integer or an expression string, got"},
+        {"[1, 0]", 0, "dimension 1 is 0"},
+        {"[1, -3]", 0, "dimension 1 is -3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "{'op': 'tile', 'name': 'z', 'shape': %s, 'dtype': 'float32'},"
+                 "{'op': 'load', 'dst': 'z', 'src': 'a[0:1, 0:%lld]'}", cases[i].shape,
+                 (long long)(cases[i].d1 > 0 ? cases[i].d1 : 1));
+        tir_kernel_t k;
+        tpb_err_t e;
+        memset(&e, 0, sizeof e);
+        int rc = parse_body(body, &k, &e);
+        if (!cases[i].msg) {
+            if (rc != 0)
+                fail_msg("%s: %s", cases[i].shape, e.msg);
+            assert_int_equal(k.tensors[k.ops[0].dst->tensor].shape[1], cases[i].d1);
+        } else if (rc == 0 || !strstr(e.msg, cases[i].msg)) {
+            fail_msg("%s: rc %d '%s'", cases[i].shape, rc, e.msg);
+        }
+        tir_kernel_free(&k);
+    }
+}
 
 /* The op records and message of one statement, flat (0) or in a
  * one-iteration loop (1); the message without its path and the loop's
@@ -356,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_notes_are_true),
         cmocka_unit_test(test_not_noted),
         cmocka_unit_test(test_whole_as_memo),
+        cmocka_unit_test(test_name_rule),
+        cmocka_unit_test(test_shape_items),
         cmocka_unit_test(test_flat_as_looped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
