@@ -95,6 +95,7 @@ static void test_notes_are_true(void **state)
     assert_false(b->failed);
     enc_check_memo_t *m = b->check_memo;
     long noted = 0, strided = 0, refused = 0;
+    tpb_err_t e0, e1;   /* the builder keeps the pointer: alive to the end */
     for (size_t ti = 0; ti < sizeof ts / sizeof ts[0]; ti++) {
         const tir_tensor_t *t = &f.k.tensors[ts[ti]];
         int nd = t->ndim;
@@ -113,12 +114,12 @@ static void test_notes_are_true(void **state)
                 else
                     ns = k % (nd + 1), sl[0] = slice_k(k, t->shape[0]);
                 /* enc_ap's record and message */
-                tpb_err_t e0 = {{0}};
+                memset(&e0, 0, sizeof e0);
+                memset(&e1, 0, sizeof e1);
                 b->err = &e0;
                 tir_ap_t want = enc_ap(b, ts[ti], ns, sl, "x");
                 bool bad = b->failed;
                 b->failed = false;
-                tpb_err_t e1 = {{0}};
                 b->err = &e1;
                 const tir_ap_t *r = enc_ap_interned(b, ts[ti], ns, sl, "x");
                 assert_int_equal(b->failed, bad);
@@ -223,9 +224,11 @@ static void test_whole_as_memo(void **state)
         assert_false(b->failed);
     }
     /* each tensor twice (a first use, then its record found), in order */
+    tpb_err_t e1, e2;   /* the builders keep the pointers: alive to the end */
     for (int round = 0; round < 2; round++)
         for (int i = 0; i < 8; i++) {
-            tpb_err_t e1 = {{0}}, e2 = {{0}};
+            memset(&e1, 0, sizeof e1);
+            memset(&e2, 0, sizeof e2);
             f1.b.err = &e1;
             f2.b.err = &e2;
             const tir_ap_t *r1 = enc_ap_interned(&f1.b, ids[0][i], 0, NULL, "x");
@@ -275,12 +278,13 @@ static void test_name_rule(void **state)
     enc_builder_t *b = &f.b;
     char name[TIR_NAME_LEN + 8];
     int n = 0, ok = 0;
+    tpb_err_t e;   /* the builder's for the whole test (it keeps the pointer) */
+    b->err = &e;
     for (int pos = 0; pos < 3; pos++)
         for (int c = 1; c < 256; c++) {
             snprintf(name, sizeof name, "%s", pos == 0 ? "?" : pos == 1 ? "x?" : "ab?c");
             name[pos == 2 ? 2 : pos] = (char)c;
-            tpb_err_t e = {{0}};
-            b->err = &e;
+            memset(&e, 0, sizeof e);
             int t = enc_tile(b, name, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4});
             if ((t >= 0) != name_rule(name))
                 fail_msg("name byte %d at %d: tile %d", c, pos, t);
