@@ -68,7 +68,7 @@ static inline void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw,
                     unsigned *keys)
 {
-    const dma_opts_t *c = fj_stmt_memo_get(j, o, &dma_opts_tag);
+    const dma_opts_t *c = fj_stmt_memo(j, o, &dma_opts_tag);
     if (c) {
         set_dma_opts(j, op, c->dge_mode, c->oob_mode, c->qos);
         *rmw = c->rmw;
@@ -285,7 +285,7 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     unsigned keys = DMA_K_ALL;
     if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
-    const dma_kept_t *c = fj_stmt_memo_get(j, o, &dma_tag);
+    const dma_kept_t *c = fj_stmt_memo(j, o, &dma_tag);
     bool kept = c != NULL;
     /* a plain load or store read whole (keys known: no other, src_reg,
      * dst_reg): what dma_read does with its two strings, in dma_plain's
