@@ -138,14 +138,18 @@ static int tfail(enc_builder_t *b, const char *fmt, ...)
     return enc_fail(b, "%s%s%s", b->path, b->path[0] ? ": " : "", tmp);
 }
 
+/* 1..TIR_NAME_LEN - 9 bytes of [A-Za-z_][A-Za-z0-9_]*, in one pass (no
+ * strlen first; a letter by one range test on its lower case: a tile per
+ * statement of a flat body) */
 static bool valid_name(const char *s)
 {
-    if (!s || !*s || strlen(s) >= TIR_NAME_LEN - 8)
+    if (!s || !*s)
         return false;
-    for (const char *p = s; *p; p++) {
-        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-                  (p != s && *p >= '0' && *p <= '9');
-        if (!ok)
+    for (size_t i = 0; s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool ok = (unsigned)((c | 32u) - 'a') < 26u || c == '_' ||
+                  (i > 0 && (unsigned)(c - '0') < 10u);
+        if (!ok || i + 1 >= TIR_NAME_LEN - 8)
             return false;
     }
     return true;
@@ -173,9 +177,7 @@ void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
 {
     tir_reserve_hint(b->k, ops, tensors);
     int64_t n = b->k->ntensors + (tensors > 0 ? tensors : 0);
-    if (n > b->cap_tensor_info && n < INT_MAX &&
-        tpb_array_fresh_zero((size_t)n * sizeof *b->tinfo))   /* as tir_reserve_hint */
-        (void)enc_grow_tensor_info(b, (int)n - 1);
+    b->tinfo = tir_array_hint(b->tinfo, &b->cap_tensor_info, n, sizeof *b->tinfo);
 }
 
 int enc_grow_tensor_info(enc_builder_t *b, int n)
@@ -317,7 +319,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.kind = kind;
     t.dtype = dtype;
     t.ndim = ndim;
-    memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
+    for (int d = 0; d < ndim; d++)   /* (1..6 dims: no memcpy call) */
+        t.shape[d] = shape[d];
     /* the caller's cache of the path interned (enc_set_path_slot), as op_path */
     const char **slot = b->path_slot;
     bool interned = slot && *slot && !strcmp(*slot, b->path);

@@ -293,6 +293,17 @@ void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
  * message as enc_ap) or out of memory (b->failed not set). */
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field);
+/* enc_ap_memo_interned(b, NULL, ...): the same record and bookkeeping (for
+ * no slices, the tensor's whole record kept), a new one's pass of the
+ * operand check noted in b's check memo (enc_note_built). */
+const tir_ap_t *enc_ap_interned(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                                const char *field);
+/* r, enc_ap's answer for a tensor declared through b (no dtype view or
+ * reshape) interned just now, passes the operand check by construction:
+ * noted in b's check memo (builder_memo.c), so the op naming it is not
+ * checked again.  For operands seen once (a flat body's): in a loop the
+ * memos answer anyway and the note would be only a cost. */
+void enc_note_built(enc_builder_t *b, const tir_ap_t *r);
 /* enc_ap_memo_interned's answer for no slices when the tensor's whole
  * access pattern is interned already (counted as its hit), else NULL:
  * then ask enc_ap_memo_interned. */
@@ -519,6 +530,11 @@ typedef struct enc_check_memo {
  * `from` has no pass in m for kernel k and target tg. */
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to);
+/* Record a (of m's kernel and target) as passing the operand check with
+ * no indirect bound: for any op (`any`) or for a direct DMA only; whole: a
+ * is its tensor's whole record (the owner's full_ap).  Only for a record
+ * known to pass (builder_memo.c note_built); nothing when out of memory. */
+void enc_check_memo_pass(enc_check_memo_t *m, const tir_ap_t *a, bool any, bool whole);
 /* True when op is a plain direct load, store or dma_copy that passes
  * validation, found without the full checks (validate_int.h
  * enc_dma_quick_pass); false: nothing decided. */

@@ -188,10 +188,11 @@ static int add_region(enc_builder_t *b, const tir_ap_t *ap, int64_t lo, int64_t 
     return 0;
 }
 
-int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
+/* enc_acc_note's work where there is a region to retire or add (not
+ * inlined: the test before it is all most ops need, and small enough for
+ * the link-time optimiser to put into enc_emit) */
+static __attribute__((noinline)) int acc_note_regions(enc_builder_t *b, const tir_op_t *op)
 {
-    if (!b->acc_n && !is_matmul(op->kind))
-        return 0;   /* no region to retire, none to add (a kernel before its first matmul) */
     const tir_ap_t *w[2] = {acc_dst(b, op), op->dst2};
     for (int i = 0; i < 2; i++) {
         int t = w[i]->tensor;
@@ -214,6 +215,13 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
             return enc_fail(b, "out of memory recording matmul outputs");
     }
     return 0;
+}
+
+int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
+{
+    if (!b->acc_n && !is_matmul(op->kind))
+        return 0;   /* no region to retire, none to add (a kernel before its first matmul) */
+    return acc_note_regions(b, op);
 }
 
 void enc_acc_free(enc_builder_t *b)

@@ -143,6 +143,72 @@ static void note_derived(enc_builder_t *b, const tir_ap_t *prev, const tir_ap_t 
     }
 }
 
+/* (builder.h) r (interned) is ap_over's answer over its tensor's own shape
+ * (enc_ap_into, no dtype view) for a tensor declared here: it passes check_ap
+ * (validate_ap.c) by construction, so the builder's check memo is told so
+ * and the op naming it next is not checked again (compile-live: every
+ * operand is new; 9 000 checks, 2.4 M instructions).  Why it passes:
+ * add_tensor let the tensor through only with 1..1 + ISA_MAX_FREE_DIMS
+ * dims for a tile (TIR_MAX_DIMS otherwise), every dim 1..2^40, at most
+ * 2^40 elements and a tile's partition dim within the target's (checked
+ * again here, for a target set later); ap_over keeps each dim's start
+ * inside it and its last element before the clipped stop, with positive
+ * steps, so the record reaches elements inside the tensor, at most its
+ * element count, a tile's dim 0 is the partition dim and its other dims
+ * stay inside one partition row.  The one rule that depends on the op: a
+ * tile's partition step other than the row (a slice step on dim 0) only a
+ * direct DMA may take (`any` false).  A tensor not declared here (entry1
+ * 0: no such guarantee) is left to the check. */
+void enc_note_built(enc_builder_t *b, const tir_ap_t *r)
+{
+    enc_check_memo_t *m = b->check_memo;
+    int t = r->tensor;
+    if (!m || m->k != b->k || m->tg != b->target || r->view || t < 0 ||
+        t >= b->cap_tensor_info || !b->tinfo[t].entry1)
+        return;
+    const tir_tensor_t *tt = &b->k->tensors[t];
+    bool any = true;
+    if (is_tile_kind(tt->kind)) {
+        if (r->ndim < 1 || r->count[0] > (int64_t)b->target->partitions)
+            return;
+        int64_t row = 1;
+        for (int d = 1; d < tt->ndim; d++)
+            row *= tt->shape[d];
+        any = r->count[0] == 1 || r->step[0] == row;
+    }
+    enc_check_memo_pass(m, r, any, b->tinfo[t].full_ap == r);
+}
+
+const tir_ap_t *enc_ap_interned(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                                const char *field)
+{
+    const tir_ap_t **full = NULL;
+    struct enc_name_entry *e = NULL;
+    if (nslices == 0) {
+        /* a whole record: enc_ap_memo_interned's steps without a memo where
+         * the answer is new and the name's first (a flat body's tile at its
+         * first use: no record to reuse or take over, full_from_previous and
+         * full_alias have nothing to do but remember it) */
+        if (b->failed || tensor < 0 || tensor >= b->k->ntensors || !(full = full_slot(b, tensor)) ||
+            *full || !(e = tensor_entry(b, tensor)) || e->last_full) {
+            bool found = full && *full;
+            const tir_ap_t *r = enc_ap_memo_interned(b, NULL, tensor, 0, s, field);
+            if (r && !found)
+                enc_note_built(b, r);
+            return r;
+        }
+    }
+    tir_ap_t ap;
+    enc_ap_into(b, tensor, nslices, s, field, &ap);
+    const tir_ap_t *r = b->failed ? NULL : tir_ap_intern(b->k, &ap);
+    if (!r)
+        return NULL;
+    if (full)
+        *full = e->last_full = r;
+    enc_note_built(b, r);
+    return r;
+}
+
 const tir_ap_t *enc_ap_full_interned(enc_builder_t *b, int tensor)
 {
     if (b->failed || tensor < 0 || tensor >= b->k->ntensors || tensor >= b->cap_tensor_info)

@@ -264,6 +264,12 @@ static inline const void *fj_memo_get_slot(const jx_t *j, const void **slot, con
  * body's op asks the same questions every iteration); any other object:
  * fj_memo_get (frontend_json.c) */
 const void *fj_stmt_memo_get(const jx_t *j, const cJSON *o, const void *what);
+/* fj_stmt_memo_get without its call when nothing is kept (a flat body's
+ * statement: no answer) */
+static inline const void *fj_stmt_memo(const jx_t *j, const cJSON *o, const void *what)
+{
+    return j->memo_n ? fj_stmt_memo_get(j, o, what) : NULL;
+}
 /* whether fj_memo_put keeps answers here (inside a loop or an if):
  * outside loops and ifs (and directly in an "iterations" loop, whose
  * every iteration is its own objects) every object is visited once */

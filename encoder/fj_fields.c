@@ -285,14 +285,22 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
 
 /* ---- scalar fields ---- */
 
-int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out)
+/* d as an int64 when it is an integer in the range: in it, d is one
+ * exactly when its truncation is d (no floor call: a tile's shape reads two
+ * numbers); NaN fails both tests */
+static inline bool int_value(double d, int64_t *out)
 {
-    /* in the range, d is an integer exactly when its truncation is d (no
-     * floor call: a tile's shape reads two numbers); NaN fails both tests */
     if (d >= -9.2e18 && d <= 9.2e18 && (double)(int64_t)d == d) {
         *out = (int64_t)d;
-        return 0;
+        return true;
     }
+    return false;
+}
+
+int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out)
+{
+    if (int_value(d, out))
+        return 0;
     return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
                     "is outside the 64-bit integer range" : "is not an integer");
 }
@@ -649,9 +657,13 @@ int fj_shape_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
     if (n < 1 || n > maxd)
         return fj_jfail(j, path, fname, "%d dimensions (1..%d allowed)", n, maxd);
     int i = 0;
-    for (const cJSON *c = it->child; c; c = c->next, i++)
-        if (fj_get_int_item(j, c, path, fname, &shape[i], NULL))
-            return -1;
+    for (const cJSON *c = it->child; c; c = c->next, i++) {
+        /* an integral number inline (fj_int_of_number's answer; a tile
+         * statement reads two), anything else through fj_get_int_item */
+        if (!fj_is_number(c) || !int_value(c->valuedouble, &shape[i]))
+            if (fj_get_int_item(j, c, path, fname, &shape[i], NULL))
+                return -1;
+    }
     *ndim = n;
     return 0;
 }

@@ -156,10 +156,8 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
  * a loop body's ~10 operands sharing one evicted each other every
  * iteration, and whether they did hung on where the tree's nodes landed
  * (mixed: 80 000 finds sent on to the memo after jx_t grew 16 bytes). */
-static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
+static __attribute__((noinline)) struct fj_cop *cop_find_kept(jx_t *j, const cJSON *key)
 {
-    if (!j->memo_n)   /* nothing kept: a flat body */
-        return NULL;
     enum { SETS = FJ_COPS / FJ_COPS_WAYS };
     size_t set = (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 58) % SETS;
     struct fj_cop_slot *w = &j->cops[set * FJ_COPS_WAYS];
@@ -173,6 +171,14 @@ static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
         w[0].cop = c;
     }
     return c;
+}
+
+/* cop_find_kept when anything is kept: a flat body's operand (nothing
+ * kept) pays no call (compile-live: 15 instructions an operand, the
+ * call's register saves) */
+static inline struct fj_cop *cop_find(jx_t *j, const cJSON *key)
+{
+    return j->memo_n ? cop_find_kept(j, key) : NULL;
 }
 
 /* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
@@ -483,13 +489,12 @@ static __attribute__((noinline)) int intern_flat(jx_t *j, const cJSON *it, const
     int t = lookup_at(j, name, path, fname, NULL);
     if (t < 0)
         return -1;
-    if (!ns)   /* a whole tensor: its record interned once (enc_ap_memo_interned) */
-        return intern_sliced(j, NULL, t, ns, sl, path, fname, slot);
-    /* slices without a memo: what enc_ap_memo_interned does then, without
-     * its memo's steps (live: every load's source, every store's target) */
-    tir_ap_t ap;
-    enc_ap_into(&j->b, t, ns, sl, fname, &ap);
-    const tir_ap_t *r = j->b.failed ? NULL : tir_ap_intern(j->b.k, &ap);
+    /* a whole tensor: its record interned once (a tile's store after its
+     * load), else what enc_ap_memo_interned does without a memo, without
+     * its memo's steps (live: every operand) */
+    const tir_ap_t *r = ns ? NULL : enc_ap_full_interned(&j->b, t);
+    if (!r)
+        r = enc_ap_interned(&j->b, t, ns, sl, fname);
     if (!r)
         return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
     *slot = r;

@@ -54,7 +54,7 @@ static unsigned dma_keys(const jx_t *j, const cJSON *o)
 
 /* op's DMA options (rare fields: written only when they differ, so a
  * plain DMA keeps the shared default record) */
-static void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
+static inline void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
 {
     if (dge != op->rare->dge_mode || oob != op->rare->oob_mode || qos != op->rare->qos) {
         tir_op_rare_t r = *op->rare;
@@ -68,7 +68,7 @@ static void set_dma_opts(jx_t *j, tir_op_t *op, int dge, int oob, int qos)
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw,
                     unsigned *keys)
 {
-    const dma_opts_t *c = fj_stmt_memo_get(j, o, &dma_opts_tag);
+    const dma_opts_t *c = fj_stmt_memo(j, o, &dma_opts_tag);
     if (c) {
         set_dma_opts(j, op, c->dge_mode, c->oob_mode, c->qos);
         *rmw = c->rmw;
@@ -84,8 +84,10 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
          fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS)))
         return -1;
     set_dma_opts(j, op, dge, oob, qos);
-    const cJSON *q = fj_memo_keeps(j) ? fj_field(o, "dma_qos") : NULL;   /* only in a loop */
-    dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
+    if (!fj_memo_keeps(j))   /* only in a loop */
+        return 0;
+    const cJSON *q = fj_field(o, "dma_qos");
+    dma_opts_t *k = !q || cJSON_IsNumber(q) ? malloc(sizeof *k) : NULL;
     if (k && fj_keep(j, k, free)) {
         *k = (dma_opts_t){dge, oob, qos, *rmw};
         fj_memo_put(j, o, &dma_opts_tag, k);
@@ -283,7 +285,7 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     unsigned keys = DMA_K_ALL;
     if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
-    const dma_kept_t *c = fj_stmt_memo_get(j, o, &dma_tag);
+    const dma_kept_t *c = fj_stmt_memo(j, o, &dma_tag);
     bool kept = c != NULL;
     /* a plain load or store read whole (keys known: no other, src_reg,
      * dst_reg): what dma_read does with its two strings, in dma_plain's

@@ -642,6 +642,12 @@ tir_op_t *tir_ops_new(int cap);
  * updated; NULL when out of memory or past INT_MAX elements (p and *cap
  * unchanged).  Free it with tir_array_free(p, *cap, elem). */
 void *tir_array_reserve(void *p, int *cap, int need, size_t elem, int first, bool zero);
+/* A size hint for such an array (zeroed): room for `need` elements, taken
+ * when its pages come fresh (a mapping) or it at least doubles the room
+ * (else the array grows as it fills: a hint repeated by an outer loop would
+ * move it each time); returns the array (p when nothing was done or out of
+ * memory, *cap unchanged then). */
+void *tir_array_hint(void *p, int *cap, int64_t need, size_t elem);
 /* A hint that about `ops` ops and `tensors` tensors are coming (a loop
  * about to unroll, a flat body): an array they take past TPB_ARRAY_MAP_MIN
  * bytes gets a mapping of that size now, rather than growing through

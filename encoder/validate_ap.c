@@ -143,3 +143,13 @@ int enc_check_ap_memo_miss(const vctx_t *v, const tir_ap_t *a, int slot, int64_t
     return 0;
 }
 
+
+void enc_check_memo_pass(enc_check_memo_t *m, const tir_ap_t *a, bool any, bool whole)
+{
+    unsigned h = enc_check_memo_slot(a);
+    m->e[h].ap = a;
+    m->e[h].bound = 0;
+    m->e[h].any = any;
+    if (whole && any)
+        note_whole(m, a->tensor);
+}

@@ -165,8 +165,12 @@ static inline bool enc_direct_dma(const tir_op_t *op)
 }
 
 /* enc_check_ap_memo_miss, its commonest answer (the record's pass in the
- * memo's slot) inline: the call saved registers for the whole check. */
-static inline int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
+ * memo's slot) inline: the call saved registers for the whole check.
+ * Always inlined (the compiler made it a function of its own: a call
+ * for each answer, ~10 instructions an operand). */
+static inline __attribute__((always_inline)) int enc_check_ap_memo(const vctx_t *v,
+                                                                   const tir_ap_t *a, int slot,
+                                                                   int64_t bound)
 {
     const enc_check_memo_t *m = v->memo;
     unsigned h = enc_check_memo_slot(a);

@@ -15,3 +15,4 @@ tpb_add_test(test_front_keys "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_k
 tpb_add_test(test_front_derive "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_derive.c)
 tpb_add_test(test_front_dmaquick "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_dmaquick.c)
 tpb_add_test(test_e4m3 "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_e4m3.c)
+tpb_add_test(test_front_built "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_built.c)
