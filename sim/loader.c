@@ -625,6 +625,17 @@ int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err)
 /* Every input not bound yet counts as bound (and, with --check-uninit, as
  * written); zero: its bytes are zeros (else they stay as they are: the
  * 0xFF sentinel unless timing-only runs never read them). */
+/* Whether [addr, addr + n) meets an output's HBM range. */
+static bool meets_output(const sim_t *s, uint64_t addr, uint64_t n)
+{
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        const sim_tensor_t *o = &s->tensors[i];
+        if (!strcmp(o->kind, "output") && o->addr < addr + n && addr < o->addr + o->bytes)
+            return true;
+    }
+    return false;
+}
+
 static void bind_unbound_inputs(sim_t *s, bool zero)
 {
     for (unsigned i = 0; i < s->ntensors; i++) {
@@ -636,7 +647,14 @@ static void bind_unbound_inputs(sim_t *s, bool zero)
             continue;
         uint64_t n = t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr;
         if (zero) {
-            memset(s->hbm + t->addr, 0, n);   /* else sim_fill_pending's 0xFF sentinel */
+            /* a range never written still holds the zeroed mapping's
+             * pages, which a 2 GiB input need not touch: one still pending
+             * (fill_hbm), or with --timing-only one no output shares
+             * (sim_load fills only the outputs); else the 0xFF sentinel
+             * is overwritten */
+            bool fresh = t->sentinel_pending || (s->opt.timing_only && !meets_output(s, t->addr, n));
+            if (!fresh)
+                memset(s->hbm + t->addr, 0, n);
             t->sentinel_pending = false;
         }
         if (s->hbm_init)
