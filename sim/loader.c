@@ -622,9 +622,6 @@ int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err)
     return 0;
 }
 
-/* Every input not bound yet counts as bound (and, with --check-uninit, as
- * written); zero: its bytes are zeros (else they stay as they are: the
- * 0xFF sentinel unless timing-only runs never read them). */
 /* Whether [addr, addr + n) meets an output's HBM range. */
 static bool meets_output(const sim_t *s, uint64_t addr, uint64_t n)
 {
@@ -636,6 +633,9 @@ static bool meets_output(const sim_t *s, uint64_t addr, uint64_t n)
     return false;
 }
 
+/* Every input not bound yet counts as bound (and, with --check-uninit, as
+ * written); zero: its bytes are zeros (else they stay as they are: the
+ * 0xFF sentinel unless timing-only runs never read them). */
 static void bind_unbound_inputs(sim_t *s, bool zero)
 {
     for (unsigned i = 0; i < s->ntensors; i++) {

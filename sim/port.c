@@ -23,6 +23,12 @@ bool sim_port_engine(const tpb_target_t *t, isa_engine_t e)
            (psum && (e == ISA_ENG_DVE || e == ISA_ENG_ACT));
 }
 
+bool sim_port_reads_operands(const tpb_target_t *t, isa_engine_t e)
+{
+    /* Pool's need follows from the opcode alone (sim_port_needs) */
+    return e != ISA_ENG_POOL && sim_port_engine(t, e);
+}
+
 static bool touches(const sim_fp_t *fp, unsigned space)
 {
     if (!fp)

@@ -219,7 +219,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
             .timing_only = s->opt.timing_only, .pool = s->pool, .scratch = &e->scratch,
             .tap_memo = e->tap_memo, .err = err,
-            .fp = sim_engine_result_latency(s->t, e->id) || sim_port_engine(s->t, e->id)
+            .fp = sim_engine_result_latency(s->t, e->id) || sim_port_reads_operands(s->t, e->id)
                       ? &e->fp : NULL,
         };
         e->ctx_ok = true;
@@ -240,7 +240,17 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     }
     e->cur_fp = e->ctx.fp;
     e->cur_lat = e->ctx.fp ? sim_result_latency(s->t, e->id, d->inst.op) : 0;
-    e->cur_ports = sim_port_needs(s->t, e->id, d, e->cur_fp);
+    /* a pure class's members touch the same memory (memo.c): their ports
+     * once */
+    if (m && m->ports_ok) {
+        e->cur_ports = m->ports;
+    } else {
+        e->cur_ports = sim_port_needs(s->t, e->id, d, e->cur_fp);
+        if (m && sim_memo_pure(d)) {
+            m->ports = e->cur_ports;
+            m->ports_ok = true;
+        }
+    }
     if (!m) {
         *cycles = impl->cost(s->t, e->id, d);
         return 0;

@@ -61,6 +61,7 @@ typedef struct {
     sim_fp_t *fp;                /* once checked: the memory a member touches (pipe.c) */
     uint64_t lat;                /* a member's result latency (pipe.c) */
     unsigned ports;              /* the shared ports a member needs (port.c) */
+    bool ports_ok;               /* ports known for every member (a pure class) */
 } sim_memo_t;
 
 /* A result still in flight on its engine (pipe.c): the engine cycle at
@@ -631,6 +632,9 @@ uint64_t sim_pipe_issue(sim_engine_t *e, const sim_fp_t *fp, uint64_t end, uint6
 /* Whether engine e of target t takes part in a shared port (its compute
  * instructions' operands are then noted: sim_fp_note). */
 bool sim_port_engine(const tpb_target_t *t, isa_engine_t e);
+/* Whether sim_port_needs reads engine e's operands (sim_fp_note): DVE's
+ * and Activation's where the target shares a port of theirs, never Pool's. */
+bool sim_port_reads_operands(const tpb_target_t *t, isa_engine_t e);
 /* The ports (SIM_PORT_* bits) compute instruction d of engine e needs,
  * from the memory it touches (fp; NULL: none noted, Pool's). */
 unsigned sim_port_needs(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d,
