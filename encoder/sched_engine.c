@@ -133,16 +133,13 @@ static uint64_t latency_ps(const tpb_target_t *t, const sim_opimpl_t *impl, cons
 }
 
 /* Whether engine e's compute instruction d (NULL: none) takes the port
- * DVE and Pool share (sim/port.c): on trn2 Pool's and DVE's perf mode; on
- * trn1, where the choice never moves work to Pool (value_safe), a named
- * Pool instruction and DVE's SBUF work, taken here as all of DVE's. */
+ * DVE and Pool share, by the simulator's rule (sim/port.c): on trn2 Pool's
+ * and DVE's perf mode; on trn1, where the choice never moves work to Pool
+ * (value_safe), a named Pool instruction and DVE's SBUF work (its
+ * operands unknown here: all of DVE's). */
 static bool uses_bus(const tpb_target_t *t, const isa_decoded_t *d, int e)
 {
-    if (!d || (e != ISA_ENG_POOL && e != ISA_ENG_DVE))
-        return false;
-    if (t->dve_pool_share_sbuf)
-        return true;
-    return t->dve_perf_pool_bus && (e == ISA_ENG_POOL || sim_dve_perf_mode(t, d));
+    return d && (sim_port_needs(t, (isa_engine_t)e, d, NULL) >> SIM_PORT_SBUF_DVE_POOL & 1u);
 }
 
 /* The start of engine e's instruction d no earlier than `start`: after the

@@ -441,6 +441,24 @@ static inline bool sim_dt_is_perf(const tpb_target_t *t, unsigned dt)
 /* Whether a DVE instruction runs in the v3 perf mode (dve.c). */
 bool sim_dve_perf_mode(const tpb_target_t *t, const isa_decoded_t *d);
 
+/* Memory ports two engines share (port.c): SBUF (v2) or the perf-mode bus
+ * (v3) of DVE and Pool, then DVE and Activation's PSUM, a port per bank.
+ * What an instruction needs is here, for the simulator and the compiler's
+ * engine balancing (encoder/sched_engine.c); who holds a port is the
+ * simulator's (sim_int.h). */
+enum { SIM_PORT_SBUF_DVE_POOL, SIM_PORT_PSUM_BANK0, SIM_PORTS = SIM_PORT_PSUM_BANK0 + 16 };
+/* Whether engine e of target t takes part in a shared port. */
+bool sim_port_engine(const tpb_target_t *t, isa_engine_t e);
+/* Whether sim_port_needs reads engine e's operands (sim_fp_note): DVE's
+ * and Activation's where the target shares a port of theirs, never Pool's. */
+bool sim_port_reads_operands(const tpb_target_t *t, isa_engine_t e);
+/* The ports (SIM_PORT_* bits) compute instruction d of engine e needs,
+ * from the memory it touches (fp; NULL: not known, e.g. Pool's, which
+ * needs none of it, or the compiler's estimate: a DVE instruction then
+ * counts as touching SBUF, its PSUM banks are not known). */
+unsigned sim_port_needs(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d,
+                        const sim_fp_t *fp);
+
 /* ARCH2: an innermost stride above 16 bytes halves the port bandwidth. */
 static inline bool sim_tap_strided(const isa_tap_t *t)
 {

@@ -72,7 +72,7 @@ unsigned sim_port_needs(const tpb_target_t *t, isa_engine_t e, const isa_decoded
      * SBUF, and on v3 they take part in the bus arbitration */
     if (e == ISA_ENG_POOL && (t->dve_pool_share_sbuf || t->dve_perf_pool_bus))
         m |= 1u << SIM_PORT_SBUF_DVE_POOL;
-    if (e == ISA_ENG_DVE && ((t->dve_pool_share_sbuf && touches(fp, ISA_SPACE_SBUF)) ||
+    if (e == ISA_ENG_DVE && ((t->dve_pool_share_sbuf && (!fp || touches(fp, ISA_SPACE_SBUF))) ||
                              (t->dve_perf_pool_bus && sim_dve_perf_mode(t, d))))
         m |= 1u << SIM_PORT_SBUF_DVE_POOL;
     if ((e == ISA_ENG_DVE || e == ISA_ENG_ACT) &&

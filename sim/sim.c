@@ -270,8 +270,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         else
             checked = false;
     }
-    m->lat = e->cur_lat;
-    m->ports = e->cur_ports;
+    m->lat = e->cur_lat;   /* (m->ports: set above, a checked class is pure) */
     m->checked = checked;
     return 0;
 }

@@ -12,12 +12,10 @@
 
 #include "dueq.h"
 #include "exec.h"
+#include "ops.h"   /* SIM_PORTS */
 #include "sim.h"
 
 #define SIM_ENGINES 5            /* isa_tpb_engines order: PE ACT POOL DVE SP */
-/* memory ports two engines share (port.c): SBUF (v2) or the perf-mode bus
- * (v3) of DVE and Pool, then DVE and Activation's PSUM, a port per bank */
-enum { SIM_PORT_SBUF_DVE_POOL, SIM_PORT_PSUM_BANK0, SIM_PORTS = SIM_PORT_PSUM_BANK0 + 16 };
 #define SIM_CALL_DEPTH 64
 #define SIM_MAX_CORES 8
 #define SIM_DMA_MAX_ENGINES 32
@@ -628,17 +626,7 @@ uint64_t sim_pipe_ready(sim_engine_t *e, const sim_fp_t *fp, uint64_t c0);
  * are written in program order) and keeps fp's writes in flight until then. */
 uint64_t sim_pipe_issue(sim_engine_t *e, const sim_fp_t *fp, uint64_t end, uint64_t lat);
 
-/* ---- port.c ---- */
-/* Whether engine e of target t takes part in a shared port (its compute
- * instructions' operands are then noted: sim_fp_note). */
-bool sim_port_engine(const tpb_target_t *t, isa_engine_t e);
-/* Whether sim_port_needs reads engine e's operands (sim_fp_note): DVE's
- * and Activation's where the target shares a port of theirs, never Pool's. */
-bool sim_port_reads_operands(const tpb_target_t *t, isa_engine_t e);
-/* The ports (SIM_PORT_* bits) compute instruction d of engine e needs,
- * from the memory it touches (fp; NULL: none noted, Pool's). */
-unsigned sim_port_needs(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d,
-                        const sim_fp_t *fp);
+/* ---- port.c (what an instruction needs: ops.h) ---- */
 /* The time (ps) from which engine e may use every port of `ports`: when
  * the last instruction of another engine holding one is done. */
 uint64_t sim_port_free(const sim_core_t *c, unsigned ports, isa_engine_t e);
